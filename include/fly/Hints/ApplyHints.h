@@ -1,0 +1,42 @@
+//===- ApplyHints.h - Write hints onto a gpu.module clone -------*- C++ -*-===//
+//
+// Upstream ROCDL serialization ignores gpu-module-to-binary's `opts=`, so
+// hints that must reach a backend are written into the IR it compiles: onto
+// the kernels' llvm.func (rocdl.waves_per_eu, passthrough, nvvm.maxnreg) and
+// onto the gpu.module's target attribute (O, flags, chip, ...).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_HINTS_APPLYHINTS_H
+#define FLY_HINTS_APPLYHINTS_H
+
+#include "fly/Hints/HintSet.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Support/LLVM.h"
+
+namespace fly {
+
+/// The code generator a gpu.module target attribute selects.
+enum class TargetFamily { ROCDL, NVVM, Other };
+
+TargetFamily getTargetFamily(mlir::Attribute target);
+llvm::StringRef stringifyTargetFamily(TargetFamily family);
+
+/// Checks that every hint of `hints` is well formed and applies to the
+/// targets of `gpuModule`, without changing it. Emits a located error naming
+/// the hint otherwise.
+mlir::LogicalResult verifyHintsApply(mlir::gpu::GPUModuleOp gpuModule,
+                                     const HintSet &hints);
+
+/// Writes `hints` onto `gpuModule` (a per-variant clone). The `opts` hint is
+/// not IR: see getBinaryOptsHint.
+mlir::LogicalResult applyHints(mlir::gpu::GPUModuleOp gpuModule,
+                               const HintSet &hints);
+
+/// The extra `opts=` a hint set asks of the binary pass ("" for none).
+std::string getBinaryOptsHint(const HintSet &hints);
+
+} // namespace fly
+
+#endif // FLY_HINTS_APPLYHINTS_H

@@ -1,0 +1,70 @@
+//===- HintSet.h - One set of backend hints ---------------------*- C++ -*-===//
+//
+// A hint set is what an autotuner varies between compiles of one kernel:
+// `waves_per_eu=2,maxnreg=128`. It has exactly one canonical printed form
+// (sorted keys, normalised values) so that variant ids and cache keys never
+// depend on how the user spelled it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_HINTS_HINTSET_H
+#define FLY_HINTS_HINTSET_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fly {
+
+/// The hint names fly understands, one per line, for diagnostics and docs.
+llvm::StringRef acceptedHintsHelp();
+
+class HintSet {
+public:
+  using Entry = std::pair<std::string, std::string>;
+
+  /// Parses `key=value,key=value`. Values may be quoted ("..." or '...') and
+  /// may contain bracketed lists (`func.x=[1, 2]`).
+  static llvm::Expected<HintSet> parse(llvm::StringRef text);
+  /// Builds a hint set from a JSON object whose values are numbers, booleans
+  /// or strings.
+  static llvm::Expected<HintSet> fromJSON(const llvm::json::Value &value);
+
+  /// Adds one hint after checking its name and value; rejects duplicates.
+  llvm::Error add(llvm::StringRef key, llvm::StringRef value);
+
+  llvm::ArrayRef<Entry> entries() const { return entries_; }
+  std::optional<llvm::StringRef> lookup(llvm::StringRef key) const;
+  bool empty() const { return entries_.empty(); }
+
+  /// `a=1,b=2` with keys sorted; the empty set prints as "".
+  std::string canonical() const;
+  /// A label usable as a symbol and file name: `maxnreg_64.waves_per_eu_2`,
+  /// or `default` for the empty set.
+  std::string label() const;
+
+  bool operator==(const HintSet &other) const {
+    return entries_ == other.entries_;
+  }
+
+private:
+  std::vector<Entry> entries_; // Sorted by key.
+};
+
+/// Parses `set;set;...`, e.g. `waves_per_eu=1;waves_per_eu=2,maxnreg=64`.
+/// An empty segment is the empty hint set (the backend's defaults).
+llvm::Expected<std::vector<HintSet>> parseHintSets(llvm::StringRef text);
+/// Parses a JSON list of objects.
+llvm::Expected<std::vector<HintSet>> parseHintSetsJSON(llvm::StringRef json);
+/// Reads a JSON hint file from disk.
+llvm::Expected<std::vector<HintSet>> readHintSetsFile(llvm::StringRef path);
+
+} // namespace fly
+
+#endif // FLY_HINTS_HINTSET_H

@@ -1,0 +1,67 @@
+//===- Replay.h - Replay gpu-module-to-binary per hint set ------*- C++ -*-===//
+//
+// The one replay routine behind the fly-snapshot pass, the instrumentation
+// and the split compiler: clone the checkpoint's gpu.modules once per hint
+// set into a nested builtin.module named after the variant, write the hints
+// onto the clone, verify it, and run the binary pass on it. Variants sit side
+// by side in one container module so the pass manager compiles them in
+// parallel on the context's thread pool.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_REPLAY_REPLAY_H
+#define FLY_REPLAY_REPLAY_H
+
+#include "fly/Hints/HintSet.h"
+#include "fly/Replay/VariantResult.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace fly {
+
+struct ReplayConfig {
+  /// The binary pass with its options, as a textual pipeline element.
+  std::string binaryPass = "gpu-module-to-binary";
+  /// Variants compiled at once; 0 = the context's thread count (1 when
+  /// multithreading is off). Bounds how many hinted copies are alive.
+  unsigned maxParallel = 0;
+};
+
+/// Runs `pipeline` (anchored on builtin.module) on the container module. The
+/// pass uses Pass::runPipeline so the parent's instrumentation covers the
+/// replays; the library uses its own PassManager.
+using PipelineRunner =
+    llvm::function_ref<mlir::LogicalResult(mlir::OpPassManager &pipeline,
+                                           mlir::ModuleOp container)>;
+
+/// Builds the one-pass pipeline for `binaryPass` plus `extraOpts` appended to
+/// its `opts=` option, nested one level (container -> variant). Checks that it
+/// is exactly one gpu-module-to-binary. Returns the effective textual form of
+/// the binary pass in `effective`.
+mlir::FailureOr<mlir::OpPassManager>
+buildReplayPipeline(llvm::StringRef binaryPass, llvm::StringRef extraOpts,
+                    mlir::Location loc, std::string *effective = nullptr);
+
+/// Replays the binary pass once per hint set on hinted clones of the
+/// gpu.modules of `source` (left unchanged). With `nestInSource` the container
+/// is placed inside `source` for the duration (what Pass::runPipeline
+/// requires) and removed afterwards. All hint sets are checked before anything
+/// compiles; a variant whose compile fails is reported in its result and does
+/// not stop the others. Fails only for errors that concern every variant.
+mlir::FailureOr<std::vector<VariantResult>>
+replayVariants(mlir::ModuleOp source, llvm::ArrayRef<HintSet> hintSets,
+               const ReplayConfig &config, bool nestInSource,
+               PipelineRunner runPipeline);
+
+/// The symbol name of variant `index`: `v<index>_<label>`.
+std::string getVariantId(unsigned index, const HintSet &hints);
+
+/// The attribute on a variant module holding its canonical hint set.
+inline constexpr llvm::StringLiteral kHintsAttrName = "fly.hints";
+
+} // namespace fly
+
+#endif // FLY_REPLAY_REPLAY_H

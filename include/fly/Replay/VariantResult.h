@@ -1,0 +1,71 @@
+//===- VariantResult.h - What one hint set compiled to ----------*- C++ -*-===//
+
+#ifndef FLY_REPLAY_VARIANTRESULT_H
+#define FLY_REPLAY_VARIANTRESULT_H
+
+#include "fly/Hints/HintSet.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ModuleOp;
+} // namespace mlir
+
+namespace fly {
+
+/// Resource use of one kernel as the object reports it.
+struct KernelInfo {
+  std::string name;
+  /// ROCDL: #gpu.kernel_metadata (vgpr_count, sgpr_count, agpr_count, spill
+  /// counts, LDS and scratch sizes). NVVM cubin: registers, shared memory,
+  /// stack frame read from the ELF's .nv.info records.
+  llvm::json::Object metadata;
+};
+
+/// One #gpu.object of one gpu.binary.
+struct VariantObject {
+  std::string gpuModule;
+  std::string target; // Printed target attribute.
+  std::string format; // offload | isa | bin | fatbin
+  std::string extension;
+  std::string bytes;
+  std::vector<KernelInfo> kernels;
+  llvm::json::Object properties;
+};
+
+struct VariantResult {
+  unsigned index = 0;
+  std::string id;
+  HintSet hints;
+  /// The binary pass exactly as it ran, options included.
+  std::string binaryPass;
+  std::vector<VariantObject> objects;
+  /// The gpu.binary ops the replay produced, printed.
+  std::string binaryIR;
+  /// Wall time of the compile this variant was part of, and how many variants
+  /// shared it (compiled in parallel); exact per variant when 1.
+  double replayMs = 0;
+  unsigned replayedWith = 1;
+  /// Hash over all object bytes; equal hashes mean the hints made no
+  /// difference.
+  uint64_t objectHash = 0;
+  std::optional<unsigned> duplicateOf;
+  /// Non-empty when the compile failed: the diagnostics it produced.
+  std::string error;
+
+  bool succeeded() const { return error.empty(); }
+};
+
+/// Reads the objects and kernel metadata of the gpu.binary ops in `variant`.
+std::vector<VariantObject> collectObjects(mlir::ModuleOp variant);
+
+/// Reads per-kernel registers, shared memory and stack from an NVIDIA cubin.
+std::vector<KernelInfo> readCubinKernelInfo(llvm::StringRef cubin);
+
+} // namespace fly
+
+#endif // FLY_REPLAY_VARIANTRESULT_H

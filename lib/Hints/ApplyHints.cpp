@@ -1,0 +1,268 @@
+//===- ApplyHints.cpp - Write hints onto a gpu.module clone ---------------===//
+
+#include "fly/Hints/ApplyHints.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using llvm::StringRef;
+
+namespace fly {
+
+TargetFamily getTargetFamily(Attribute target) {
+  if (isa<ROCDL::ROCDLTargetAttr>(target))
+    return TargetFamily::ROCDL;
+  if (isa<NVVM::NVVMTargetAttr>(target))
+    return TargetFamily::NVVM;
+  return TargetFamily::Other;
+}
+
+StringRef stringifyTargetFamily(TargetFamily family) {
+  switch (family) {
+  case TargetFamily::ROCDL:
+    return "rocdl";
+  case TargetFamily::NVVM:
+    return "nvvm";
+  case TargetFamily::Other:
+    return "other";
+  }
+  llvm_unreachable("unknown target family");
+}
+
+namespace {
+/// Which target families a named hint applies to.
+struct HintRule {
+  StringRef name;
+  bool rocdl, nvvm;
+  int64_t nvvmMax; // Tighter NVVM bound, 0 when none.
+};
+} // namespace
+
+static constexpr HintRule kRules[] = {
+    {"waves_per_eu", true, false, 0},  {"maxnreg", true, true, 255},
+    {"O", true, true, 0},              {"fast_fp_math", true, true, 0},
+    {"unsafe_fp_math", true, true, 0},
+};
+
+static const HintRule *findRule(StringRef key) {
+  for (const HintRule &rule : kRules)
+    if (rule.name == key)
+      return &rule;
+  return nullptr;
+}
+
+static SmallVector<TargetFamily> getFamilies(gpu::GPUModuleOp gpuModule) {
+  SmallVector<TargetFamily> families;
+  if (ArrayAttr targets = gpuModule.getTargetsAttr())
+    for (Attribute target : targets)
+      families.push_back(getTargetFamily(target));
+  return families;
+}
+
+LogicalResult verifyHintsApply(gpu::GPUModuleOp gpuModule,
+                               const HintSet &hints) {
+  SmallVector<TargetFamily> families = getFamilies(gpuModule);
+  auto hintError = [&](StringRef key) {
+    return emitError(gpuModule.getLoc())
+           << "hint '" << key << "' (hint set '" << hints.canonical() << "') ";
+  };
+  for (const auto &[key, value] : hints.entries()) {
+    if (const HintRule *rule = findRule(key)) {
+      for (TargetFamily family : families) {
+        bool applies = (family == TargetFamily::ROCDL && rule->rocdl) ||
+                       (family == TargetFamily::NVVM && rule->nvvm);
+        if (!applies) {
+          std::string accepted;
+          if (rule->rocdl)
+            accepted += "rocdl";
+          if (rule->nvvm)
+            accepted += accepted.empty() ? "nvvm" : ", nvvm";
+          return hintError(key)
+                 << "does not apply to a " << stringifyTargetFamily(family)
+                 << " target; it is accepted for: " << accepted;
+        }
+        int64_t n = 0;
+        if (family == TargetFamily::NVVM && rule->nvvmMax &&
+            !StringRef(value).getAsInteger(10, n) && n > rule->nvvmMax)
+          return hintError(key) << "= " << n << " exceeds the NVVM limit of "
+                                << rule->nvvmMax;
+      }
+      continue;
+    }
+    StringRef keyRef(key);
+    if (keyRef.starts_with("func.")) {
+      if (!parseAttribute(value, gpuModule.getContext()))
+        return hintError(key) << "has a value that is not an MLIR attribute: '"
+                              << value << "'";
+      continue;
+    }
+    if (keyRef == "target.abi")
+      for (TargetFamily family : families)
+        if (family != TargetFamily::ROCDL)
+          return hintError(key) << "applies to rocdl targets only";
+    if (keyRef.starts_with("target."))
+      for (TargetFamily family : families)
+        if (family == TargetFamily::Other)
+          return hintError(key)
+                 << "cannot rewrite this target attribute; only #rocdl.target "
+                    "and #nvvm.target are supported";
+  }
+  return success();
+}
+
+/// Kernels are the llvm.func that the GPU-to-LLVM lowering marked as such.
+static SmallVector<LLVM::LLVMFuncOp> getKernels(gpu::GPUModuleOp gpuModule) {
+  SmallVector<LLVM::LLVMFuncOp> kernels;
+  for (auto func : gpuModule.getOps<LLVM::LLVMFuncOp>())
+    if (func->hasAttr(gpu::GPUDialect::getKernelFuncAttrName()) ||
+        func->hasAttr("rocdl.kernel") || func->hasAttr("nvvm.kernel"))
+      kernels.push_back(func);
+  return kernels;
+}
+
+/// Sets (or with an empty value, sets as a bare key) one passthrough entry,
+/// replacing an earlier entry of the same key.
+static void setPassthrough(LLVM::LLVMFuncOp func, StringRef key,
+                           StringRef value) {
+  Builder b(func.getContext());
+  SmallVector<Attribute> entries;
+  if (ArrayAttr old = func.getPassthroughAttr())
+    for (Attribute entry : old) {
+      StringAttr entryKey = dyn_cast<StringAttr>(entry);
+      if (auto pair = dyn_cast<ArrayAttr>(entry); pair && !pair.empty())
+        entryKey = dyn_cast<StringAttr>(pair[0]);
+      if (!entryKey || entryKey.getValue() != key)
+        entries.push_back(entry);
+    }
+  if (value.empty())
+    entries.push_back(b.getStringAttr(key));
+  else
+    entries.push_back(
+        b.getArrayAttr({b.getStringAttr(key), b.getStringAttr(value)}));
+  func.setPassthroughAttr(b.getArrayAttr(entries));
+}
+
+static DictionaryAttr setFlag(MLIRContext *ctx, DictionaryAttr flags,
+                              StringRef name, bool on) {
+  NamedAttrList list(flags);
+  if (on)
+    list.set(name, UnitAttr::get(ctx));
+  else
+    list.erase(name);
+  return list.getDictionary(ctx);
+}
+
+/// The fields of a target attribute fly may rewrite.
+namespace {
+struct TargetFields {
+  int optLevel;
+  std::string triple, chip, features, abi;
+  DictionaryAttr flags;
+};
+} // namespace
+
+static Attribute rewriteTarget(Attribute target, const HintSet &hints) {
+  MLIRContext *ctx = target.getContext();
+  TargetFamily family = getTargetFamily(target);
+  TargetFields f;
+  ArrayAttr link;
+  bool verifyTarget = true;
+  if (auto rocdl = dyn_cast<ROCDL::ROCDLTargetAttr>(target)) {
+    f = {rocdl.getO(), rocdl.getTriple().str(), rocdl.getChip().str(),
+         rocdl.getFeatures().str(), rocdl.getAbi().str(), rocdl.getFlags()};
+    link = rocdl.getLink();
+  } else if (auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(target)) {
+    f = {nvvm.getO(), nvvm.getTriple().str(), nvvm.getChip().str(),
+         nvvm.getFeatures().str(), "", nvvm.getFlags()};
+    link = nvvm.getLink();
+    verifyTarget = nvvm.getVerifyTarget();
+  } else {
+    return target;
+  }
+  for (const auto &[key, value] : hints.entries()) {
+    StringRef k(key);
+    if (k == "O" || k == "target.O")
+      f.optLevel = std::stoi(value);
+    else if (k == "fast_fp_math")
+      f.flags = setFlag(ctx, f.flags, "fast", value == "1");
+    else if (k == "unsafe_fp_math")
+      f.flags = setFlag(ctx, f.flags,
+                        family == TargetFamily::ROCDL ? "unsafe-math" : "ftz",
+                        value == "1");
+    else if (k == "target.triple")
+      f.triple = value;
+    else if (k == "target.chip")
+      f.chip = value;
+    else if (k == "target.features")
+      f.features = value;
+    else if (k == "target.abi")
+      f.abi = value;
+  }
+  if (f.flags && f.flags.empty())
+    f.flags = nullptr;
+  if (family == TargetFamily::ROCDL)
+    return ROCDL::ROCDLTargetAttr::get(ctx, f.optLevel, f.triple, f.chip,
+                                       f.features, f.abi, f.flags, link);
+  return NVVM::NVVMTargetAttr::get(ctx, f.optLevel, f.triple, f.chip,
+                                   f.features, f.flags, link, verifyTarget);
+}
+
+std::string getBinaryOptsHint(const HintSet &hints) {
+  return hints.lookup("opts").value_or("").str();
+}
+
+LogicalResult applyHints(gpu::GPUModuleOp gpuModule, const HintSet &hints) {
+  if (failed(verifyHintsApply(gpuModule, hints)))
+    return failure();
+  MLIRContext *ctx = gpuModule.getContext();
+  Builder b(ctx);
+  SmallVector<TargetFamily> families = getFamilies(gpuModule);
+  bool isROCDL = llvm::is_contained(families, TargetFamily::ROCDL);
+  bool isNVVM = llvm::is_contained(families, TargetFamily::NVVM);
+  SmallVector<LLVM::LLVMFuncOp> kernels = getKernels(gpuModule);
+
+  for (const auto &[key, value] : hints.entries()) {
+    StringRef k(key);
+    if (k == "waves_per_eu") {
+      for (LLVM::LLVMFuncOp kernel : kernels) {
+        if (value == "0")
+          kernel->removeAttr("rocdl.waves_per_eu");
+        else
+          kernel->setAttr("rocdl.waves_per_eu",
+                          b.getI32IntegerAttr(std::stoi(value)));
+      }
+    } else if (k == "maxnreg") {
+      for (LLVM::LLVMFuncOp kernel : kernels) {
+        if (isROCDL)
+          setPassthrough(kernel, "amdgpu-num-vgpr", value);
+        if (isNVVM)
+          kernel->setAttr("nvvm.maxnreg",
+                          b.getI32IntegerAttr(std::stoi(value)));
+      }
+    } else if (k.consume_front("func.")) {
+      Attribute attr = parseAttribute(value, ctx);
+      for (LLVM::LLVMFuncOp kernel : kernels)
+        kernel->setAttr(k, attr);
+    } else if (k.consume_front("passthrough.")) {
+      for (LLVM::LLVMFuncOp kernel : kernels)
+        setPassthrough(kernel, k, value);
+    }
+  }
+
+  if (ArrayAttr targets = gpuModule.getTargetsAttr()) {
+    SmallVector<Attribute> rewritten;
+    for (Attribute target : targets)
+      rewritten.push_back(rewriteTarget(target, hints));
+    gpuModule.setTargetsAttr(b.getArrayAttr(rewritten));
+  }
+  return success();
+}
+
+} // namespace fly

@@ -1,0 +1,300 @@
+//===- HintSet.cpp - One set of backend hints -----------------------------===//
+
+#include "fly/Hints/HintSet.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/xxhash.h"
+
+using namespace llvm;
+
+namespace fly {
+
+StringRef acceptedHintsHelp() {
+  return "waves_per_eu=<0..20> (ROCDL; 0 leaves it unset), "
+         "maxnreg=<1..512> (ROCDL amdgpu-num-vgpr; NVVM nvvm.maxnreg, "
+         "at most 255), O=<0..3>, fast_fp_math=<0|1>, unsafe_fp_math=<0|1>, "
+         "func.<attr>=<attribute literal>, passthrough.<llvm-fn-attr>=<string>, "
+         "target.<O|triple|chip|features|abi>=<value>, opts=<string>";
+}
+
+static Error hintError(const Twine &msg) {
+  return createStringError(inconvertibleErrorCode(), msg);
+}
+
+static Expected<int64_t> parseIntInRange(StringRef key, StringRef value,
+                                         int64_t lo, int64_t hi) {
+  int64_t v;
+  if (value.trim().getAsInteger(10, v))
+    return hintError(formatv("hint '{0}' expects an integer in [{1}, {2}], "
+                             "got '{3}'",
+                             key, lo, hi, value));
+  if (v < lo || v > hi)
+    return hintError(formatv("hint '{0}' = {1} is out of range [{2}, {3}]",
+                             key, v, lo, hi));
+  return v;
+}
+
+/// Checks one hint and returns its value in canonical spelling.
+static Expected<std::string> normaliseHint(StringRef key, StringRef value) {
+  auto intHint = [&](int64_t lo, int64_t hi) -> Expected<std::string> {
+    Expected<int64_t> v = parseIntInRange(key, value, lo, hi);
+    if (!v)
+      return v.takeError();
+    return std::to_string(*v);
+  };
+  if (key == "waves_per_eu")
+    return intHint(0, 20);
+  if (key == "maxnreg")
+    return intHint(1, 512);
+  if (key == "O")
+    return intHint(0, 3);
+  if (key == "fast_fp_math" || key == "unsafe_fp_math") {
+    std::optional<bool> b = StringSwitch<std::optional<bool>>(value.trim())
+                                .Cases({"1", "true", "on"}, true)
+                                .Cases({"0", "false", "off"}, false)
+                                .Default(std::nullopt);
+    if (!b)
+      return hintError(formatv("hint '{0}' expects 0 or 1, got '{1}'", key,
+                               value));
+    return std::string(*b ? "1" : "0");
+  }
+  if (key == "opts")
+    return value.str();
+  auto [prefix, name] = key.split('.');
+  if (!name.empty()) {
+    if (prefix == "func") {
+      if (value.trim().empty())
+        return hintError(formatv("hint '{0}' needs an attribute literal, "
+                                 "e.g. {0}=42 : i32",
+                                 key));
+      return value.trim().str();
+    }
+    if (prefix == "passthrough")
+      return value.str();
+    if (prefix == "target") {
+      if (name == "O")
+        return intHint(0, 3);
+      if (is_contained({"triple", "chip", "features", "abi"}, name))
+        return value.trim().str();
+      return hintError(formatv("unknown target field in hint '{0}'; accepted: "
+                               "target.O, target.triple, target.chip, "
+                               "target.features, target.abi",
+                               key));
+    }
+  }
+  return hintError(
+      formatv("unknown hint '{0}'; accepted: {1}", key, acceptedHintsHelp()));
+}
+
+Error HintSet::add(StringRef key, StringRef value) {
+  key = key.trim();
+  if (key.empty())
+    return hintError("empty hint name");
+  Expected<std::string> canonValue = normaliseHint(key, value);
+  if (!canonValue)
+    return canonValue.takeError();
+  auto it = partition_point(entries_,
+                            [&](const Entry &e) { return e.first < key; });
+  if (it != entries_.end() && it->first == key)
+    return hintError(formatv("hint '{0}' is given twice in one hint set", key));
+  entries_.insert(it, {key.str(), std::move(*canonValue)});
+  return Error::success();
+}
+
+std::optional<StringRef> HintSet::lookup(StringRef key) const {
+  auto it = partition_point(entries_,
+                            [&](const Entry &e) { return e.first < key; });
+  if (it == entries_.end() || it->first != key)
+    return std::nullopt;
+  return StringRef(it->second);
+}
+
+/// Splits at `sep` outside quotes and brackets.
+static Expected<SmallVector<StringRef>> splitTopLevel(StringRef text,
+                                                      char sep) {
+  SmallVector<StringRef> parts;
+  int depth = 0;
+  char quote = 0;
+  size_t start = 0;
+  for (size_t i = 0, e = text.size(); i != e; ++i) {
+    char c = text[i];
+    if (quote) {
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
+      continue;
+    }
+    if (c == '"' || c == '\'')
+      quote = c;
+    else if (c == '[' || c == '{' || c == '(' || c == '<')
+      ++depth;
+    else if (c == ']' || c == '}' || c == ')' || c == '>')
+      --depth;
+    else if (c == sep && depth == 0) {
+      parts.push_back(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  if (quote)
+    return hintError(formatv("unterminated quote in '{0}'", text));
+  parts.push_back(text.substr(start));
+  return parts;
+}
+
+static std::string unquote(StringRef value) {
+  value = value.trim();
+  if (value.size() < 2 || (value.front() != '"' && value.front() != '\'') ||
+      value.back() != value.front())
+    return value.str();
+  std::string out;
+  StringRef body = value.drop_front().drop_back();
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i] == '\\' && i + 1 < body.size())
+      ++i;
+    out.push_back(body[i]);
+  }
+  return out;
+}
+
+Expected<HintSet> HintSet::parse(StringRef text) {
+  HintSet set;
+  if (text.trim().empty())
+    return set;
+  Expected<SmallVector<StringRef>> items = splitTopLevel(text, ',');
+  if (!items)
+    return items.takeError();
+  for (StringRef item : *items) {
+    if (item.trim().empty())
+      continue;
+    auto [key, value] = item.split('=');
+    if (key.size() == item.size())
+      return hintError(
+          formatv("hint '{0}' has no value; write name=value", item.trim()));
+    if (Error err = set.add(key, unquote(value)))
+      return std::move(err);
+  }
+  return set;
+}
+
+Expected<HintSet> HintSet::fromJSON(const json::Value &value) {
+  const json::Object *obj = value.getAsObject();
+  if (!obj)
+    return hintError("a hint set must be a JSON object such as "
+                     "{\"waves_per_eu\": 2}");
+  HintSet set;
+  for (const auto &[key, v] : *obj) {
+    std::string text;
+    if (std::optional<int64_t> i = v.getAsInteger())
+      text = std::to_string(*i);
+    else if (std::optional<bool> b = v.getAsBoolean())
+      text = *b ? "1" : "0";
+    else if (std::optional<StringRef> s = v.getAsString())
+      text = s->str();
+    else
+      return hintError(formatv("hint '{0}' must be an integer, boolean or "
+                               "string in JSON",
+                               StringRef(key)));
+    if (Error err = set.add(key, text))
+      return std::move(err);
+  }
+  return set;
+}
+
+static bool needsQuotes(StringRef value) {
+  return value.empty() || value.find_first_of(",;=\"' \t") != StringRef::npos;
+}
+
+std::string HintSet::canonical() const {
+  std::string out;
+  raw_string_ostream os(out);
+  interleave(
+      entries_, os,
+      [&](const Entry &e) {
+        os << e.first << '=';
+        if (!needsQuotes(e.second) || e.first.rfind("func.", 0) == 0) {
+          os << e.second;
+          return;
+        }
+        os << '"';
+        for (char c : e.second) {
+          if (c == '"' || c == '\\')
+            os << '\\';
+          os << c;
+        }
+        os << '"';
+      },
+      ",");
+  return out;
+}
+
+std::string HintSet::label() const {
+  if (entries_.empty())
+    return "default";
+  std::string out;
+  for (const Entry &e : entries_) {
+    if (!out.empty())
+      out += '.';
+    for (char c : e.first + "_" + e.second)
+      out += isAlnum(c) || c == '_' ? c : '_';
+  }
+  constexpr size_t kMaxLabel = 48;
+  if (out.size() > kMaxLabel)
+    out = out.substr(0, kMaxLabel - 9) + "_" +
+          utohexstr(xxh3_64bits(canonical()), /*LowerCase=*/true)
+              .substr(0, 8);
+  return out;
+}
+
+Expected<std::vector<HintSet>> parseHintSets(StringRef text) {
+  std::vector<HintSet> sets;
+  Expected<SmallVector<StringRef>> parts = splitTopLevel(text, ';');
+  if (!parts)
+    return parts.takeError();
+  for (auto [index, part] : enumerate(*parts)) {
+    Expected<HintSet> set = HintSet::parse(part);
+    if (!set)
+      return hintError(formatv("hint set #{0} ('{1}'): {2}", index,
+                               part.trim(), toString(set.takeError())));
+    sets.push_back(std::move(*set));
+  }
+  return sets;
+}
+
+Expected<std::vector<HintSet>> parseHintSetsJSON(StringRef json) {
+  Expected<json::Value> root = json::parse(json);
+  if (!root)
+    return hintError("malformed hints JSON: " + toString(root.takeError()));
+  const json::Array *list = root->getAsArray();
+  if (!list)
+    return hintError("hints JSON must be a list of objects, e.g. "
+                     "[{\"waves_per_eu\": 1}, {\"maxnreg\": 64}]");
+  std::vector<HintSet> sets;
+  for (auto [index, item] : enumerate(*list)) {
+    Expected<HintSet> set = HintSet::fromJSON(item);
+    if (!set)
+      return hintError(formatv("hint set #{0}: {1}", index,
+                               toString(set.takeError())));
+    sets.push_back(std::move(*set));
+  }
+  return sets;
+}
+
+Expected<std::vector<HintSet>> readHintSetsFile(StringRef path) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
+      MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return hintError(formatv("cannot read hints file '{0}': {1}", path,
+                             buffer.getError().message()));
+  Expected<std::vector<HintSet>> sets =
+      parseHintSetsJSON((*buffer)->getBuffer());
+  if (!sets)
+    return hintError(formatv("{0}: {1}", path, toString(sets.takeError())));
+  return sets;
+}
+
+} // namespace fly

@@ -1,0 +1,107 @@
+//===- Manifest.cpp - Write a sweep's objects and manifest.json -----------===//
+
+#include "fly/Replay/Manifest.h"
+
+#include <cmath>
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+namespace fly {
+
+json::Object variantToJSON(const VariantResult &result,
+                           ArrayRef<std::string> files) {
+  json::Object entry{
+      {"index", result.index},
+      {"id", result.id},
+      {"hints", result.hints.canonical()},
+      {"binary_pass", result.binaryPass},
+      {"status", result.succeeded() ? "ok" : "failed"},
+      {"files", json::Array(files)},
+  };
+  json::Object hintObj;
+  for (const auto &[key, value] : result.hints.entries())
+    hintObj[key] = value;
+  entry["hint_set"] = std::move(hintObj);
+  if (!result.succeeded()) {
+    entry["error"] = result.error;
+    return entry;
+  }
+  entry["replay_ms"] = std::round(result.replayMs * 100) / 100;
+  entry["replayed_with"] = result.replayedWith;
+  entry["object_hash"] = utohexstr(result.objectHash, /*LowerCase=*/true);
+  entry["duplicate_of"] =
+      result.duplicateOf ? json::Value(*result.duplicateOf) : json::Value(nullptr);
+  if (result.duplicateOf)
+    entry["note"] = formatv("objects identical to variant {0}: this hint set "
+                            "had no effect",
+                            *result.duplicateOf)
+                        .str();
+  json::Array objects;
+  for (const VariantObject &object : result.objects) {
+    json::Array kernels;
+    for (const KernelInfo &kernel : object.kernels)
+      kernels.push_back(json::Object{{"name", kernel.name},
+                                     {"metadata", json::Object(kernel.metadata)}});
+    objects.push_back(json::Object{
+        {"gpu_module", object.gpuModule},
+        {"target", object.target},
+        {"format", object.format},
+        {"size", static_cast<int64_t>(object.bytes.size())},
+        {"properties", json::Object(object.properties)},
+        {"kernels", std::move(kernels)},
+    });
+  }
+  entry["objects"] = std::move(objects);
+  return entry;
+}
+
+static Error writeFile(StringRef path, StringRef contents) {
+  return writeToOutput(path, [&](raw_ostream &os) {
+    os << contents;
+    return Error::success();
+  });
+}
+
+Error writeSweepOutputs(StringRef outDir, ArrayRef<VariantResult> results,
+                        json::Object sweep) {
+  if (std::error_code ec = sys::fs::create_directories(outDir))
+    return createStringError(ec, "cannot create output directory '%s': %s",
+                             outDir.str().c_str(), ec.message().c_str());
+  json::Array variants;
+  for (const VariantResult &result : results) {
+    std::vector<std::string> files;
+    if (result.succeeded()) {
+      auto write = [&](std::string name, StringRef contents) -> Error {
+        SmallString<256> path(outDir);
+        sys::path::append(path, name);
+        if (Error err = writeFile(path, contents))
+          return err;
+        files.push_back(std::move(name));
+        return Error::success();
+      };
+      if (Error err = write(result.id + ".mlir", result.binaryIR))
+        return err;
+      for (const VariantObject &object : result.objects)
+        if (Error err = write(result.id + "." + object.gpuModule +
+                                  object.extension,
+                              object.bytes))
+          return err;
+    }
+    variants.push_back(variantToJSON(result, files));
+  }
+  sweep["variants"] = std::move(variants);
+  SmallString<256> manifest(outDir);
+  sys::path::append(manifest, "manifest.json");
+  std::string text;
+  raw_string_ostream os(text);
+  os << formatv("{0:2}", json::Value(std::move(sweep))) << '\n';
+  return writeFile(manifest, text);
+}
+
+} // namespace fly

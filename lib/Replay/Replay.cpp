@@ -1,0 +1,309 @@
+//===- Replay.cpp - Replay gpu-module-to-binary per hint set --------------===//
+
+#include "fly/Replay/Replay.h"
+
+#include "fly/Hints/ApplyHints.h"
+#include "fly/Snapshot/Snapshot.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/xxhash.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace llvm;
+
+namespace fly {
+
+std::string getVariantId(unsigned index, const HintSet &hints) {
+  return "v" + std::to_string(index) + "_" + hints.label();
+}
+
+/// Returns the value of option `name` in a printed pass such as
+/// `gpu-module-to-binary{format=fatbin opts={-v -O3} toolkit=}`.
+static std::string getPrintedOption(StringRef printed, StringRef name) {
+  size_t open = printed.find('{');
+  if (open == StringRef::npos)
+    return "";
+  StringRef body = printed.drop_front(open + 1).drop_back();
+  while (!body.empty()) {
+    body = body.ltrim();
+    auto [key, rest] = body.split('=');
+    // The value runs to the next space outside braces and quotes.
+    size_t end = 0;
+    int depth = 0;
+    char quote = 0;
+    for (; end < rest.size(); ++end) {
+      char c = rest[end];
+      if (quote) {
+        if (c == quote)
+          quote = 0;
+      } else if (c == '"' || c == '\'') {
+        quote = c;
+      } else if (c == '{') {
+        ++depth;
+      } else if (c == '}') {
+        --depth;
+      } else if (c == ' ' && depth == 0) {
+        break;
+      }
+    }
+    StringRef value = rest.take_front(end);
+    if (key.trim() == name) {
+      if (value.size() >= 2 && (value.front() == '{' || value.front() == '"' ||
+                                value.front() == '\''))
+        value = value.drop_front().drop_back();
+      return value.str();
+    }
+    body = rest.drop_front(end);
+  }
+  return "";
+}
+
+static std::string printPass(Pass &pass) {
+  std::string text;
+  raw_string_ostream os(text);
+  pass.printAsTextualPipeline(os);
+  return text;
+}
+
+FailureOr<OpPassManager> buildReplayPipeline(StringRef binaryPass,
+                                             StringRef extraOpts, Location loc,
+                                             std::string *effective) {
+  StringRef text = binaryPass.trim();
+  // Accept the anchored spelling too; the container adds the anchor.
+  if (text.consume_front("builtin.module(") && !text.consume_back(")"))
+    return emitError(loc) << "unbalanced binary pass '" << binaryPass << "'";
+  OpPassManager container("builtin.module");
+  OpPassManager &variantPM = container.nest("builtin.module");
+  std::string parseError;
+  raw_string_ostream errStream(parseError);
+  if (failed(parsePassPipeline(text, variantPM, errStream)))
+    return emitError(loc) << "cannot parse binary pass '" << binaryPass
+                          << "': " << parseError;
+  if (variantPM.size() != 1 ||
+      variantPM.begin()->getArgument() != "gpu-module-to-binary")
+    return emitError(loc) << "binary pass must be exactly one "
+                             "gpu-module-to-binary (with its options), got '"
+                          << binaryPass << "'";
+  Pass &pass = *variantPM.begin();
+  if (!extraOpts.empty()) {
+    std::string opts = getPrintedOption(printPass(pass), "opts");
+    if (!opts.empty())
+      opts += ' ';
+    opts += extraOpts;
+    std::string optionError;
+    if (failed(pass.initializeOptions(
+            "opts={" + opts + "}", [&](const Twine &msg) {
+              optionError = msg.str();
+              return failure();
+            })))
+      return emitError(loc) << "cannot set opts='" << opts
+                            << "' on the binary pass: " << optionError;
+  }
+  if (effective)
+    *effective = printPass(pass);
+  return container;
+}
+
+namespace {
+/// Compiles batches of variants for one binary pipeline.
+class BatchCompiler {
+public:
+  BatchCompiler(ModuleOp source, ArrayRef<HintSet> hintSets,
+                std::vector<VariantResult> &results, bool nestInSource,
+                PipelineRunner runPipeline)
+      : source(source), gpuModules(getTargetedGpuModules(source)),
+        hintSets(hintSets), results(results), nestInSource(nestInSource),
+        runPipeline(runPipeline) {}
+
+  /// Compiles `indices` together; on failure, once more one by one so that
+  /// the failure is pinned on the variants that cause it.
+  void compile(ArrayRef<unsigned> indices, OpPassManager &pipeline);
+
+private:
+  ModuleOp buildVariant(OpBuilder &b, unsigned index);
+
+  ModuleOp source;
+  SmallVector<gpu::GPUModuleOp> gpuModules;
+  ArrayRef<HintSet> hintSets;
+  std::vector<VariantResult> &results;
+  bool nestInSource;
+  PipelineRunner runPipeline;
+};
+} // namespace
+
+static std::string formatDiagnostic(Diagnostic &diag) {
+  std::string text;
+  raw_string_ostream os(text);
+  os << diag.getLocation() << ": " << diag;
+  for (Diagnostic &note : diag.getNotes())
+    os << "\n  note: " << note.getLocation() << ": " << note;
+  return text;
+}
+
+ModuleOp BatchCompiler::buildVariant(OpBuilder &b, unsigned index) {
+  VariantResult &result = results[index];
+  auto variant = ModuleOp::create(b, source.getLoc(), result.id);
+  variant->setAttr(kHintsAttrName, b.getStringAttr(result.hints.canonical()));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(variant.getBody());
+  for (gpu::GPUModuleOp gpuModule : gpuModules) {
+    auto clone = cast<gpu::GPUModuleOp>(b.clone(*gpuModule));
+    if (failed(applyHints(clone, result.hints))) {
+      result.error = "hints could not be applied";
+      variant.erase();
+      return nullptr;
+    }
+  }
+  // Replays run on a verified copy: a hint such as func.<attr> can make
+  // the IR invalid, and the backend must not be the one to find out.
+  if (failed(verify(variant))) {
+    result.error = "the hinted module fails verification";
+    variant.erase();
+    return nullptr;
+  }
+  return variant;
+}
+
+void BatchCompiler::compile(ArrayRef<unsigned> indices,
+                            OpPassManager &pipeline) {
+  MLIRContext *ctx = source.getContext();
+  OpBuilder b(ctx);
+  OwningOpRef<ModuleOp> owned;
+  if (nestInSource)
+    b.setInsertionPointToEnd(source.getBody());
+  auto container = ModuleOp::create(b, source.getLoc(), "fly.replay");
+  if (!nestInSource)
+    owned = OwningOpRef<ModuleOp>(container);
+  auto eraseContainer = llvm::make_scope_exit([&] {
+    if (nestInSource)
+      container.erase();
+  });
+
+  std::string captured;
+  SmallVector<std::pair<unsigned, ModuleOp>> variants;
+  {
+    // Diagnostics of a hint set that fails belong to that variant's result.
+    ScopedDiagnosticHandler capture(ctx, [&](Diagnostic &diag) {
+      if (diag.getSeverity() != mlir::DiagnosticSeverity::Error)
+        return failure();
+      captured += formatDiagnostic(diag) + "\n";
+      return success();
+    });
+    b.setInsertionPointToEnd(container.getBody());
+    for (unsigned index : indices) {
+      captured.clear();
+      if (ModuleOp variant = buildVariant(b, index))
+        variants.emplace_back(index, variant);
+      else
+        results[index].error += ": " + captured;
+    }
+    if (variants.empty())
+      return;
+    captured.clear();
+    auto start = std::chrono::steady_clock::now();
+    LogicalResult status = runPipeline(pipeline, container);
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    if (succeeded(status)) {
+      for (auto [index, variant] : variants) {
+        VariantResult &result = results[index];
+        result.replayMs = ms;
+        result.replayedWith = variants.size();
+        result.objects = collectObjects(variant);
+        raw_string_ostream os(result.binaryIR);
+        for (Operation &op : variant.getBody()->getOperations())
+          op.print(os), os << '\n';
+        uint64_t hash = 0;
+        for (const VariantObject &object : result.objects)
+          hash = xxh3_64bits(object.gpuModule + '\0' + object.bytes) ^
+                 (hash * 0x9E3779B97F4A7C15ull);
+        result.objectHash = hash;
+      }
+      return;
+    }
+  }
+  if (variants.size() == 1) {
+    results[variants.front().first].error =
+        captured.empty() ? "the binary pass failed" : captured;
+    return;
+  }
+  SmallVector<unsigned> retry = llvm::to_vector(llvm::make_first_range(variants));
+  eraseContainer.release();
+  if (nestInSource)
+    container.erase();
+  owned = nullptr;
+  for (unsigned index : retry)
+    compile(ArrayRef<unsigned>(index), pipeline);
+}
+
+FailureOr<std::vector<VariantResult>>
+replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
+               const ReplayConfig &config, bool nestInSource,
+               PipelineRunner runPipeline) {
+  SmallVector<gpu::GPUModuleOp> gpuModules = getTargetedGpuModules(source);
+  // Every hint set is checked before anything compiles: a typo in the last
+  // of 200 hint sets must not cost 199 compiles first.
+  for (const HintSet &hints : hintSets)
+    for (gpu::GPUModuleOp gpuModule : gpuModules)
+      if (failed(verifyHintsApply(gpuModule, hints)))
+        return failure();
+
+  std::vector<VariantResult> results(hintSets.size());
+  // Variants whose `opts` differ need their own binary pass instance.
+  // Groups keep the order of their first variant.
+  std::vector<std::pair<std::string, SmallVector<unsigned>>> groups;
+  for (auto [index, hints] : enumerate(hintSets)) {
+    results[index].index = index;
+    results[index].id = getVariantId(index, hints);
+    results[index].hints = hints;
+    std::string opts = getBinaryOptsHint(hints);
+    auto group = find_if(groups, [&](auto &g) { return g.first == opts; });
+    if (group == groups.end())
+      group = groups.insert(groups.end(), {opts, {}});
+    group->second.push_back(index);
+  }
+
+  MLIRContext *ctx = source.getContext();
+  unsigned batchSize = config.maxParallel;
+  if (batchSize == 0)
+    batchSize = ctx->isMultithreadingEnabled() ? ctx->getNumThreads() : 1;
+  BatchCompiler compiler(source, hintSets, results, nestInSource, runPipeline);
+  for (auto &[extraOpts, indices] : groups) {
+    std::string effective;
+    FailureOr<OpPassManager> pipeline = buildReplayPipeline(
+        config.binaryPass, extraOpts, source.getLoc(), &effective);
+    if (failed(pipeline))
+      return failure();
+    for (unsigned index : indices)
+      results[index].binaryPass = effective;
+    for (size_t begin = 0; begin < indices.size(); begin += batchSize)
+      compiler.compile(
+          ArrayRef(indices).slice(begin,
+                                  std::min<size_t>(batchSize,
+                                                   indices.size() - begin)),
+          *pipeline);
+  }
+
+  llvm::DenseMap<uint64_t, unsigned> firstWithHash;
+  for (VariantResult &result : results) {
+    if (!result.succeeded() || result.objects.empty())
+      continue;
+    auto [it, inserted] = firstWithHash.try_emplace(result.objectHash,
+                                                    result.index);
+    if (!inserted)
+      result.duplicateOf = it->second;
+  }
+  return results;
+}
+
+} // namespace fly

@@ -1,0 +1,35 @@
+# -*- Python -*-
+import os
+import shutil
+
+import lit.formats
+
+config.name = "fly-snapshot"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.fly_obj_root, "test")
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+# Tools: ours first, then LLVM 22's (mlir-opt, FileCheck, not, split-file).
+config.environment["PATH"] = os.pathsep.join(
+    [config.fly_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
+)
+# Tests must not share or reuse a user's compile cache.
+config.environment["FLY_CACHE_DIR"] = os.path.join(config.test_exec_root, "fly-cache")
+for var in ["FLY_ENABLE_CACHE", "FLY_DUMP_IR", "FLY_DUMP_DIR"]:
+    config.environment.pop(var, None)
+
+config.substitutions.append(("%fly_plugin", config.fly_plugin))
+config.substitutions.append(("%fly_src", config.fly_src_root))
+config.substitutions.append(("%python", shutil.which("python3") or "python3"))
+config.substitutions.append(("%rocm_toolkit", config.rocm_toolkit))
+config.substitutions.append(("%cuda_toolkit", config.cuda_toolkit))
+
+# Each backend toolchain is a feature, so its tests skip where it is missing.
+if config.rocm_toolkit and os.path.exists(
+    os.path.join(config.rocm_toolkit, "llvm", "bin", "ld.lld")
+):
+    config.available_features.add("rocdl-toolkit")
+if config.ptxas and os.access(config.ptxas, os.X_OK):
+    config.available_features.add("ptxas")
