@@ -216,7 +216,12 @@ std::string HintSet::canonical() const {
       entries_, os,
       [&](const Entry &e) {
         os << e.first << '=';
-        if (!needsQuotes(e.second) || e.first.rfind("func.", 0) == 0) {
+        // func.* values are attribute literals, printed as written unless
+        // they start with a quote that parsing would strip (a string
+        // attribute): those are quoted once more so the form parses back.
+        bool isFunc = e.first.rfind("func.", 0) == 0;
+        if (!needsQuotes(e.second) ||
+            (isFunc && e.second.front() != '"' && e.second.front() != '\'')) {
           os << e.second;
           return;
         }

@@ -8,6 +8,7 @@
 
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/Endian.h"
+#include "llvm/Support/xxhash.h"
 
 using namespace mlir;
 using namespace llvm::json;
@@ -102,6 +103,19 @@ std::vector<VariantObject> collectObjects(ModuleOp variant) {
     }
   }
   return objects;
+}
+
+void recordBinaries(VariantResult &result, ModuleOp module) {
+  result.objects = collectObjects(module);
+  result.binaryIR.clear();
+  raw_string_ostream os(result.binaryIR);
+  for (auto binary : module.getOps<gpu::BinaryOp>())
+    binary->print(os), os << '\n';
+  uint64_t hash = 0;
+  for (const VariantObject &object : result.objects)
+    hash = llvm::xxh3_64bits(object.gpuModule + '\0' + object.bytes) ^
+           (hash * 0x9E3779B97F4A7C15ull);
+  result.objectHash = hash;
 }
 
 // NVIDIA's .nv.info records: a format byte, an attribute byte, then a payload

@@ -13,7 +13,6 @@
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/xxhash.h"
 
 #include <chrono>
 
@@ -28,7 +27,7 @@ std::string getVariantId(unsigned index, const HintSet &hints) {
 
 /// Returns the value of option `name` in a printed pass such as
 /// `gpu-module-to-binary{format=fatbin opts={-v -O3} toolkit=}`.
-static std::string getPrintedOption(StringRef printed, StringRef name) {
+std::string getPassOption(StringRef printed, StringRef name) {
   size_t open = printed.find('{');
   if (open == StringRef::npos)
     return "";
@@ -74,43 +73,65 @@ static std::string printPass(Pass &pass) {
   return text;
 }
 
-FailureOr<OpPassManager> buildReplayPipeline(StringRef binaryPass,
-                                             StringRef extraOpts, Location loc,
-                                             std::string *effective) {
+/// Parses the binary pass into `pm` and checks it is exactly one
+/// gpu-module-to-binary.
+static FailureOr<Pass *> parseBinaryPass(StringRef binaryPass, Location loc,
+                                         OpPassManager &pm) {
   StringRef text = binaryPass.trim();
   // Accept the anchored spelling too; the container adds the anchor.
   if (text.consume_front("builtin.module(") && !text.consume_back(")"))
     return emitError(loc) << "unbalanced binary pass '" << binaryPass << "'";
-  OpPassManager container("builtin.module");
-  OpPassManager &variantPM = container.nest("builtin.module");
   std::string parseError;
   raw_string_ostream errStream(parseError);
-  if (failed(parsePassPipeline(text, variantPM, errStream)))
+  if (failed(parsePassPipeline(text, pm, errStream)))
     return emitError(loc) << "cannot parse binary pass '" << binaryPass
                           << "': " << parseError;
-  if (variantPM.size() != 1 ||
-      variantPM.begin()->getArgument() != "gpu-module-to-binary")
+  if (pm.size() != 1 || pm.begin()->getArgument() != "gpu-module-to-binary")
     return emitError(loc) << "binary pass must be exactly one "
                              "gpu-module-to-binary (with its options), got '"
                           << binaryPass << "'";
-  Pass &pass = *variantPM.begin();
+  return &*pm.begin();
+}
+
+static LogicalResult setOptions(Pass &pass, StringRef options, Location loc) {
+  std::string optionError;
+  if (succeeded(pass.initializeOptions(options, [&](const Twine &msg) {
+        optionError = msg.str();
+        return failure();
+      })))
+    return success();
+  return emitError(loc) << "cannot set '" << options
+                        << "' on the binary pass: " << optionError;
+}
+
+FailureOr<OpPassManager> buildReplayPipeline(StringRef binaryPass,
+                                             StringRef extraOpts, Location loc,
+                                             std::string *effective) {
+  OpPassManager container("builtin.module");
+  FailureOr<Pass *> pass =
+      parseBinaryPass(binaryPass, loc, container.nest("builtin.module"));
+  if (failed(pass))
+    return failure();
   if (!extraOpts.empty()) {
-    std::string opts = getPrintedOption(printPass(pass), "opts");
+    std::string opts = getPassOption(printPass(**pass), "opts");
     if (!opts.empty())
       opts += ' ';
     opts += extraOpts;
-    std::string optionError;
-    if (failed(pass.initializeOptions(
-            "opts={" + opts + "}", [&](const Twine &msg) {
-              optionError = msg.str();
-              return failure();
-            })))
-      return emitError(loc) << "cannot set opts='" << opts
-                            << "' on the binary pass: " << optionError;
+    if (failed(setOptions(**pass, "opts={" + opts + "}", loc)))
+      return failure();
   }
   if (effective)
-    *effective = printPass(pass);
+    *effective = printPass(**pass);
   return container;
+}
+
+FailureOr<std::string> setBinaryPassOptions(StringRef binaryPass,
+                                            StringRef options, Location loc) {
+  OpPassManager pm("builtin.module");
+  FailureOr<Pass *> pass = parseBinaryPass(binaryPass, loc, pm);
+  if (failed(pass) || failed(setOptions(**pass, options, loc)))
+    return failure();
+  return printPass(**pass);
 }
 
 namespace {
@@ -219,15 +240,7 @@ void BatchCompiler::compile(ArrayRef<unsigned> indices,
         VariantResult &result = results[index];
         result.replayMs = ms;
         result.replayedWith = variants.size();
-        result.objects = collectObjects(variant);
-        raw_string_ostream os(result.binaryIR);
-        for (Operation &op : variant.getBody()->getOperations())
-          op.print(os), os << '\n';
-        uint64_t hash = 0;
-        for (const VariantObject &object : result.objects)
-          hash = xxh3_64bits(object.gpuModule + '\0' + object.bytes) ^
-                 (hash * 0x9E3779B97F4A7C15ull);
-        result.objectHash = hash;
+        recordBinaries(result, variant);
       }
       return;
     }
@@ -294,16 +307,23 @@ replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
           *pipeline);
   }
 
+  markDuplicates(results);
+  return results;
+}
+
+void markDuplicates(std::vector<VariantResult> &results) {
   llvm::DenseMap<uint64_t, unsigned> firstWithHash;
   for (VariantResult &result : results) {
+    result.duplicateOf.reset();
     if (!result.succeeded() || result.objects.empty())
       continue;
-    auto [it, inserted] = firstWithHash.try_emplace(result.objectHash,
-                                                    result.index);
+    auto [it, inserted] =
+        firstWithHash.try_emplace(result.objectHash, result.index);
     if (!inserted)
       result.duplicateOf = it->second;
   }
-  return results;
 }
+
+
 
 } // namespace fly

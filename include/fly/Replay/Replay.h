@@ -56,6 +56,19 @@ replayVariants(mlir::ModuleOp source, llvm::ArrayRef<HintSet> hintSets,
                const ReplayConfig &config, bool nestInSource,
                PipelineRunner runPipeline);
 
+/// The value of option `name` in a printed pass such as
+/// `gpu-module-to-binary{format=fatbin opts={-v -O3} toolkit=}` ("" if unset).
+std::string getPassOption(llvm::StringRef printed, llvm::StringRef name);
+
+/// Marks each successful variant whose objects equal an earlier variant's.
+void markDuplicates(std::vector<VariantResult> &results);
+
+/// Returns `binaryPass` with `options` (e.g. "format=isa") set, printed in
+/// full; fails with a diagnostic at `loc` if they do not apply.
+mlir::FailureOr<std::string> setBinaryPassOptions(llvm::StringRef binaryPass,
+                                                  llvm::StringRef options,
+                                                  mlir::Location loc);
+
 /// The symbol name of variant `index`: `v<index>_<label>`.
 std::string getVariantId(unsigned index, const HintSet &hints);
 

@@ -63,6 +63,10 @@ struct VariantResult {
 /// Reads the objects and kernel metadata of the gpu.binary ops in `variant`.
 std::vector<VariantObject> collectObjects(mlir::ModuleOp variant);
 
+/// Fills `result`'s objects, printed gpu.binary ops and object hash from the
+/// gpu.binary ops in `module`.
+void recordBinaries(VariantResult &result, mlir::ModuleOp module);
+
 /// Reads per-kernel registers, shared memory and stack from an NVIDIA cubin.
 std::vector<KernelInfo> readCubinKernelInfo(llvm::StringRef cubin);
 

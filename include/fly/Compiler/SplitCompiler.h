@@ -1,0 +1,102 @@
+//===- SplitCompiler.h - Prefix once, binary pass per hint set --*- C++ -*-===//
+//
+// The embedding API for DSL compilers: one call turns a module, a full
+// pipeline and N hint sets into N variants. Phase 1 (everything before
+// gpu-module-to-binary) runs once, or comes from the cache; phase 2 replays
+// the binary pass per hint set, in parallel, each variant's objects cached
+// under the full key. Results come back in hint-set order; a failing variant
+// never loses the others.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_COMPILER_SPLITCOMPILER_H
+#define FLY_COMPILER_SPLITCOMPILER_H
+
+#include "fly/Cache/CompileCache.h"
+#include "fly/Hints/HintSet.h"
+#include "fly/Replay/VariantResult.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <functional>
+#include <memory>
+
+namespace fly {
+
+class StageDumper;
+
+struct CompileJob {
+  /// MLIR text or bytecode.
+  std::string source;
+  /// A name for diagnostics and for --explain-cache (e.g. the file path).
+  std::string sourceName = "<input>";
+  /// The full pipeline, gpu-module-to-binary included.
+  std::string pipeline;
+  /// One variant per hint set; the first also builds the main module.
+  std::vector<HintSet> hintSets;
+  /// The chip, part of both cache keys.
+  std::string chip;
+};
+
+struct SplitCompilerOptions {
+  /// Variants replayed at once; 0 = hardware threads.
+  unsigned jobs = 0;
+  CacheConfig cache = CacheConfig::fromEnvironment();
+  /// Numbered per-stage dumps; "" = off. Defaults from FLY_DUMP_IR.
+  std::string dumpDir;
+  /// Where a failing variant leaves its reproducer; "" = dumpDir or none.
+  std::string reproducerDir;
+  /// Applied to every PassManager the compiler creates (IR printing,
+  /// timing, crash reproducer: mlir::applyPassManagerCLOptions).
+  std::function<mlir::LogicalResult(mlir::PassManager &)> configurePassManager;
+  /// Progress lines ("phase 1 ...", "variant 3/8 ...").
+  std::function<void(llvm::StringRef)> progress;
+
+  static SplitCompilerOptions fromEnvironment();
+};
+
+struct CompileResult {
+  std::string prefix, binaryPass, suffix;
+  bool prefixFromCache = false;
+  std::string baseKey;
+  /// Why phase 1 missed the cache (--explain-cache).
+  std::string cacheExplanation;
+  double prefixMs = 0, replayMs = 0, totalMs = 0;
+  std::vector<VariantResult> variants;
+  std::vector<bool> variantFromCache;
+  /// The main module after the binary pass (first hint set) and the host
+  /// suffix; null if the first variant failed.
+  mlir::OwningOpRef<mlir::ModuleOp> mainModule;
+  std::vector<std::string> warnings;
+  std::vector<std::string> reproducers;
+
+  unsigned numFailed() const;
+};
+
+class SplitCompiler {
+public:
+  SplitCompiler(mlir::MLIRContext &context, SplitCompilerOptions options);
+  ~SplitCompiler();
+
+  /// Fails (with diagnostics on the context) only for errors that concern
+  /// every variant: bad input, bad pipeline, bad hints, prefix failure.
+  mlir::FailureOr<CompileResult> compile(const CompileJob &job);
+
+  CompileCache &getCache() { return cache; }
+
+private:
+  mlir::LogicalResult runPipeline(mlir::OpPassManager &pipeline,
+                                  mlir::ModuleOp op, bool dump);
+  void say(const llvm::Twine &line);
+
+  mlir::MLIRContext &context;
+  SplitCompilerOptions options;
+  CompileCache cache;
+  std::unique_ptr<StageDumper> dumper;
+};
+
+} // namespace fly
+
+#endif // FLY_COMPILER_SPLITCOMPILER_H

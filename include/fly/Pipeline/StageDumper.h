@@ -1,0 +1,48 @@
+//===- StageDumper.h - Numbered per-stage IR dumps (dump_ir) ----*- C++ -*-===//
+//
+// FLY_DUMP_IR=1 (directory FLY_DUMP_DIR, default ./fly_dump) writes the IR
+// after every top-level stage as NN_<stage>.mlir, starting with
+// 00_origin.mlir. Nested pass managers (e.g. gpu.module(...)) count as one
+// stage: dumping the whole module while their passes run on other threads
+// would race.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_PIPELINE_STAGEDUMPER_H
+#define FLY_PIPELINE_STAGEDUMPER_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/Pass/PassInstrumentation.h"
+
+#include <atomic>
+#include <optional>
+#include <string>
+
+namespace fly {
+
+class StageDumper {
+public:
+  explicit StageDumper(std::string directory);
+
+  /// FLY_DUMP_IR / FLY_DUMP_DIR; nullopt when dumping is off.
+  static std::optional<std::string> directoryFromEnvironment();
+
+  /// Writes NN_<stage><extension> holding `text`; returns the file name.
+  std::string write(llvm::StringRef stage, llvm::StringRef text,
+                    llvm::StringRef extension = ".mlir");
+  /// Writes NN_<stage>.mlir holding `op` printed.
+  std::string write(llvm::StringRef stage, mlir::Operation *op);
+
+  /// An instrumentation that dumps after each top-level pass on `root`.
+  std::unique_ptr<mlir::PassInstrumentation> instrument(mlir::Operation *root);
+
+  const std::string &getDirectory() const { return directory; }
+
+private:
+  std::string directory;
+  std::atomic<unsigned> counter{0};
+};
+
+} // namespace fly
+
+#endif // FLY_PIPELINE_STAGEDUMPER_H

@@ -1,0 +1,97 @@
+//===- VariantCodec.cpp - VariantResult <-> cache payload -----------------===//
+
+#include "fly/Cache/VariantCodec.h"
+
+#include "llvm/Support/Base64.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+namespace fly {
+
+std::string encodeVariant(const VariantResult &result) {
+  json::Array objects;
+  for (const VariantObject &object : result.objects) {
+    json::Array kernels;
+    for (const KernelInfo &kernel : object.kernels)
+      kernels.push_back(json::Object{{"name", kernel.name},
+                                     {"metadata", json::Object(kernel.metadata)}});
+    objects.push_back(json::Object{
+        {"gpu_module", object.gpuModule},
+        {"target", object.target},
+        {"format", object.format},
+        {"extension", object.extension},
+        {"bytes", encodeBase64(object.bytes)},
+        {"properties", json::Object(object.properties)},
+        {"kernels", std::move(kernels)},
+    });
+  }
+  json::Object root{
+      {"binary_pass", result.binaryPass},
+      {"binary_ir", result.binaryIR},
+      {"replay_ms", result.replayMs},
+      {"replayed_with", result.replayedWith},
+      {"object_hash", static_cast<int64_t>(result.objectHash)},
+      {"objects", std::move(objects)},
+  };
+  std::string text;
+  raw_string_ostream(text) << json::Value(std::move(root));
+  return text;
+}
+
+std::optional<VariantResult> decodeVariant(StringRef payload) {
+  Expected<json::Value> root = json::parse(payload);
+  if (!root) {
+    consumeError(root.takeError());
+    return std::nullopt;
+  }
+  const json::Object *obj = root->getAsObject();
+  if (!obj)
+    return std::nullopt;
+  VariantResult result;
+  std::optional<StringRef> binaryPass = obj->getString("binary_pass");
+  std::optional<StringRef> binaryIR = obj->getString("binary_ir");
+  std::optional<int64_t> hash = obj->getInteger("object_hash");
+  const json::Array *objects = obj->getArray("objects");
+  if (!binaryPass || !binaryIR || !hash || !objects)
+    return std::nullopt;
+  result.binaryPass = binaryPass->str();
+  result.binaryIR = binaryIR->str();
+  result.objectHash = static_cast<uint64_t>(*hash);
+  result.replayMs = obj->getNumber("replay_ms").value_or(0);
+  result.replayedWith = obj->getInteger("replayed_with").value_or(1);
+  for (const json::Value &value : *objects) {
+    const json::Object *o = value.getAsObject();
+    if (!o)
+      return std::nullopt;
+    VariantObject object;
+    std::optional<StringRef> bytes = o->getString("bytes");
+    if (!bytes)
+      return std::nullopt;
+    std::vector<char> decoded;
+    if (Error err = decodeBase64(*bytes, decoded)) {
+      consumeError(std::move(err));
+      return std::nullopt;
+    }
+    object.bytes.assign(decoded.begin(), decoded.end());
+    object.gpuModule = o->getString("gpu_module").value_or("").str();
+    object.target = o->getString("target").value_or("").str();
+    object.format = o->getString("format").value_or("").str();
+    object.extension = o->getString("extension").value_or("").str();
+    if (const json::Object *props = o->getObject("properties"))
+      object.properties = *props;
+    if (const json::Array *kernels = o->getArray("kernels"))
+      for (const json::Value &k : *kernels)
+        if (const json::Object *ko = k.getAsObject()) {
+          KernelInfo info;
+          info.name = ko->getString("name").value_or("").str();
+          if (const json::Object *md = ko->getObject("metadata"))
+            info.metadata = *md;
+          object.kernels.push_back(std::move(info));
+        }
+    result.objects.push_back(std::move(object));
+  }
+  return result;
+}
+
+} // namespace fly

@@ -1,0 +1,379 @@
+//===- SplitCompiler.cpp - Prefix once, binary pass per hint set ----------===//
+
+#include "fly/Compiler/SplitCompiler.h"
+
+#include "fly/Cache/VariantCodec.h"
+#include "fly/Hints/ApplyHints.h"
+#include "fly/Pipeline/SplitPipeline.h"
+#include "fly/Pipeline/StageDumper.h"
+#include "fly/Replay/Replay.h"
+#include "fly/Snapshot/Snapshot.h"
+
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Threading.h"
+
+#include <chrono>
+
+using namespace mlir;
+using llvm::StringRef;
+using llvm::Twine;
+
+namespace fly {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
+}
+} // namespace
+
+unsigned CompileResult::numFailed() const {
+  return llvm::count_if(variants,
+                        [](const VariantResult &v) { return !v.succeeded(); });
+}
+
+SplitCompilerOptions SplitCompilerOptions::fromEnvironment() {
+  SplitCompilerOptions options;
+  options.dumpDir = StageDumper::directoryFromEnvironment().value_or("");
+  return options;
+}
+
+SplitCompiler::SplitCompiler(MLIRContext &context, SplitCompilerOptions opts)
+    : context(context), options(std::move(opts)), cache(options.cache) {
+  if (!options.dumpDir.empty())
+    dumper = std::make_unique<StageDumper>(options.dumpDir);
+  if (options.reproducerDir.empty())
+    options.reproducerDir = options.dumpDir;
+}
+
+SplitCompiler::~SplitCompiler() = default;
+
+void SplitCompiler::say(const Twine &line) {
+  if (options.progress)
+    options.progress(line.str());
+}
+
+LogicalResult SplitCompiler::runPipeline(OpPassManager &pipeline, ModuleOp op,
+                                         bool dump) {
+  PassManager pm(&context, pipeline.getOpAnchorName());
+  static_cast<OpPassManager &>(pm) = pipeline;
+  if (options.configurePassManager &&
+      failed(options.configurePassManager(pm)))
+    return failure();
+  if (dump && dumper)
+    pm.addInstrumentation(dumper->instrument(op));
+  return pm.run(op);
+}
+
+/// Parses and runs `passes` (no anchor) on `module`.
+static LogicalResult parsePasses(StringRef passes, OpPassManager &pm,
+                                 Location loc) {
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (failed(parsePassPipeline(passes, pm, os)))
+    return emitError(loc) << "cannot parse pipeline '" << passes
+                          << "': " << error;
+  return success();
+}
+
+/// Replaces the targeted gpu.modules of `module` by the gpu.binary ops
+/// printed in `binaryIR`, as the pipeline's own binary pass would have.
+static LogicalResult installBinaries(ModuleOp module, StringRef binaryIR) {
+  Block parsed;
+  if (failed(parseSourceString(binaryIR, &parsed,
+                               ParserConfig(module.getContext()))))
+    return failure();
+  for (gpu::GPUModuleOp gpuModule : getTargetedGpuModules(module)) {
+    for (Operation &op : llvm::make_early_inc_range(parsed)) {
+      auto binary = dyn_cast<gpu::BinaryOp>(op);
+      if (binary && binary.getName() == gpuModule.getName()) {
+        binary->moveBefore(gpuModule);
+        break;
+      }
+    }
+    gpuModule.erase();
+  }
+  return success();
+}
+
+FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
+  Clock::time_point start = Clock::now();
+  CompileResult result;
+  Location loc = FileLineColLoc::get(&context, job.sourceName, 0, 0);
+  llvm::Expected<SplitPipeline> split = splitAtBinaryPass(job.pipeline);
+  if (!split)
+    return emitError(loc) << llvm::toString(split.takeError());
+  if (job.hintSets.empty())
+    return emitError(loc) << "no hint sets: give at least one (an empty set "
+                             "compiles with the backend's defaults)";
+  result.prefix = split->prefix;
+  result.binaryPass = split->binaryPass;
+  result.suffix = split->suffix;
+
+  // Phase 1: the prefix, once, or its result from the cache.
+  CacheKey baseKey = makeBaseKey(job.source, split->prefix, job.chip);
+  result.baseKey = baseKey.digest();
+  std::string slot = job.sourceName + "|" + job.chip;
+  OwningOpRef<ModuleOp> preBinary;
+  auto runPrefix = [&]() -> std::optional<std::string> {
+    say("phase 1: running the prefix pipeline once");
+    Clock::time_point prefixStart = Clock::now();
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+        job.source, ParserConfig(&context), job.sourceName);
+    if (!module)
+      return std::nullopt;
+    if (dumper)
+      dumper->write("origin", *module);
+    OpPassManager prefix("builtin.module");
+    if (failed(parsePasses(split->prefix, prefix, loc)) ||
+        failed(runPipeline(prefix, *module, /*dump=*/true)) ||
+        failed(verifyCheckpointPosition(*module, "the split compiler")))
+      return std::nullopt;
+    result.prefixMs = msSince(prefixStart);
+    std::string bytecode;
+    if (cache.enabled()) {
+      llvm::raw_string_ostream os(bytecode);
+      if (failed(writeBytecodeToFile(*module, os)))
+        return std::nullopt;
+    }
+    preBinary = std::move(module);
+    return bytecode;
+  };
+  if (cache.enabled()) {
+    std::string explanation = cache.explainMiss(slot, baseKey);
+    bool hit = false;
+    std::optional<std::string> payload =
+        cache.getOrCompute("prebinary", baseKey, runPrefix, hit);
+    if (hit) {
+      Clock::time_point loadStart = Clock::now();
+      // Verified before use: a snapshot that does not verify is rebuilt.
+      std::string problems;
+      {
+        ScopedDiagnosticHandler quiet(&context, [&](Diagnostic &diag) {
+          problems += diag.str() + "; ";
+          return success();
+        });
+        preBinary = readSnapshotBuffer(*payload, "fly-cache:prebinary",
+                                       &context);
+      }
+      if (preBinary) {
+        result.prefixFromCache = true;
+        result.prefixMs = msSince(loadStart);
+        say("phase 1: pre-binary module loaded from cache");
+        if (dumper) {
+          if (OwningOpRef<ModuleOp> origin = parseSourceString<ModuleOp>(
+                  job.source, ParserConfig(&context), job.sourceName))
+            dumper->write("origin", *origin);
+          dumper->write("prebinary_from_cache",
+                        "// Phase 1 was not run: this pre-binary module came "
+                        "from the compile cache (base key " +
+                            result.baseKey + ").\n" +
+                            [&] {
+                              std::string text;
+                              llvm::raw_string_ostream os(text);
+                              preBinary->print(os);
+                              return text;
+                            }());
+        }
+      } else {
+        result.warnings.push_back("cached pre-binary module failed "
+                                  "verification (" +
+                                  problems + "); rebuilding it");
+        payload = runPrefix();
+        if (payload)
+          cache.store("prebinary", baseKey, *payload);
+      }
+    } else {
+      result.cacheExplanation = explanation;
+    }
+    if (preBinary)
+      cache.recordSlot(slot, baseKey);
+  } else {
+    runPrefix();
+  }
+  if (!preBinary)
+    return failure();
+
+  // Phase 2: one replay per hint set not already in the cache.
+  Clock::time_point replayStart = Clock::now();
+  size_t n = job.hintSets.size();
+  result.variants.resize(n);
+  result.variantFromCache.assign(n, false);
+  std::vector<CacheKey> keys(n);
+  std::vector<unsigned> misses;
+  for (unsigned i = 0; i < n; ++i) {
+    const HintSet &hints = job.hintSets[i];
+    std::string effective;
+    if (failed(buildReplayPipeline(split->binaryPass, getBinaryOptsHint(hints),
+                                   loc, &effective)))
+      return failure();
+    keys[i] = makeBinaryKey(baseKey, hints, effective);
+    if (std::optional<std::string> payload = cache.lookup("binary", keys[i])) {
+      if (std::optional<VariantResult> cached = decodeVariant(*payload)) {
+        cached->index = i;
+        cached->id = getVariantId(i, hints);
+        cached->hints = hints;
+        result.variants[i] = std::move(*cached);
+        result.variantFromCache[i] = true;
+        continue;
+      }
+      result.warnings.push_back("discarding unreadable cached variant " +
+                                getVariantId(i, hints));
+    }
+    misses.push_back(i);
+  }
+  say(llvm::formatv("phase 2: {0} variant(s) from cache, replaying {1}",
+                    n - misses.size(), misses.size()));
+  if (!misses.empty()) {
+    std::vector<HintSet> missHints;
+    for (unsigned i : misses)
+      missHints.push_back(job.hintSets[i]);
+    ReplayConfig config;
+    config.binaryPass = split->binaryPass;
+    config.maxParallel =
+        options.jobs ? options.jobs
+                     : llvm::hardware_concurrency().compute_thread_count();
+    FailureOr<std::vector<VariantResult>> replayed = replayVariants(
+        *preBinary, missHints, config, /*nestInSource=*/false,
+        [&](OpPassManager &pipeline, ModuleOp container) {
+          return runPipeline(pipeline, container, /*dump=*/false);
+        });
+    if (failed(replayed))
+      return failure();
+    for (auto [k, i] : llvm::enumerate(misses)) {
+      VariantResult &variant = (*replayed)[k];
+      variant.index = i;
+      variant.id = getVariantId(i, job.hintSets[i]);
+      if (variant.succeeded())
+        cache.store("binary", keys[i], encodeVariant(variant));
+      say(llvm::formatv("variant {0}/{1} {2}: {3}", i + 1, n, variant.id,
+                        variant.succeeded() ? "ok" : "FAILED"));
+      result.variants[i] = std::move(variant);
+    }
+  }
+  markDuplicates(result.variants);
+  result.replayMs = msSince(replayStart);
+
+  // Debugging artefacts per variant: final stage, LLVM IR and ISA.
+  if (dumper) {
+    for (VariantResult &variant : result.variants) {
+      if (!variant.succeeded())
+        continue;
+      dumper->write(variant.id + "_gpu-module-to-binary", variant.binaryIR);
+      for (auto [format, extension] :
+           {std::pair<StringRef, StringRef>{"offload", ".ll"},
+            std::pair<StringRef, StringRef>{"isa", ".s"}}) {
+        FailureOr<std::string> pass = setBinaryPassOptions(
+            split->binaryPass, ("format=" + format).str(), loc);
+        if (failed(pass))
+          continue;
+        ReplayConfig config;
+        config.binaryPass = *pass;
+        config.maxParallel = 1;
+        FailureOr<std::vector<VariantResult>> artefact = replayVariants(
+            *preBinary, {variant.hints}, config, false,
+            [&](OpPassManager &pipeline, ModuleOp container) {
+              return runPipeline(pipeline, container, false);
+            });
+        if (failed(artefact) || !artefact->front().succeeded())
+          continue;
+        for (const VariantObject &object : artefact->front().objects) {
+          std::string text = object.bytes;
+          if (format == "offload") {
+            llvm::LLVMContext llvmContext;
+            auto module = llvm::parseBitcodeFile(
+                llvm::MemoryBufferRef(object.bytes, "offload"), llvmContext);
+            if (!module) {
+              llvm::consumeError(module.takeError());
+              continue;
+            }
+            text.clear();
+            llvm::raw_string_ostream os(text);
+            (*module)->print(os, nullptr);
+          }
+          dumper->write(variant.id + "." + object.gpuModule, text, extension);
+        }
+      }
+    }
+  }
+
+  // A failing variant leaves what it takes to reproduce it with fly-opt.
+  if (!options.reproducerDir.empty()) {
+    for (const VariantResult &variant : result.variants) {
+      if (variant.succeeded())
+        continue;
+      llvm::SmallString<256> dir(options.reproducerDir);
+      llvm::sys::path::append(dir, "repro", variant.id);
+      llvm::sys::fs::create_directories(dir);
+      auto path = [&](StringRef name) {
+        llvm::SmallString<256> p(dir);
+        llvm::sys::path::append(p, name);
+        return std::string(p);
+      };
+      if (failed(writeSnapshot(*preBinary, path("snapshot.mlirbc"),
+                               SnapshotFormat::Bytecode)))
+        continue;
+      llvm::json::Object hintObj;
+      for (const auto &[key, value] : variant.hints.entries())
+        hintObj[key] = value;
+      std::string script = llvm::formatv(
+          "#!/bin/sh\n# Reproduces the failing replay of variant {0}.\n"
+          "cd \"$(dirname \"$0\")\" && exec fly-opt snapshot.mlirbc "
+          "--pass-pipeline='builtin.module(fly-snapshot{{hints-file=hints.json "
+          "binary-pass={{{1}}}}})' -o /dev/null\n",
+          variant.id, split->binaryPass);
+      for (auto [name, text] :
+           {std::pair<std::string, std::string>{
+                "hints.json",
+                llvm::formatv("{0}\n", llvm::json::Value(llvm::json::Array{
+                                           std::move(hintObj)}))
+                    .str()},
+            {"reproduce.sh", script},
+            {"error.txt", variant.error}}) {
+        if (llvm::Error err =
+                llvm::writeToOutput(path(name), [&](llvm::raw_ostream &os) {
+                  os << text;
+                  return llvm::Error::success();
+                }))
+          llvm::consumeError(std::move(err));
+      }
+      llvm::sys::fs::setPermissions(path("reproduce.sh"),
+                                    llvm::sys::fs::all_read |
+                                        llvm::sys::fs::all_exe |
+                                        llvm::sys::fs::owner_write);
+      result.reproducers.push_back(std::string(dir));
+    }
+  }
+
+  // The main module: the first variant's binaries in place of the
+  // gpu.modules, then the host suffix, once.
+  if (result.variants.front().succeeded()) {
+    OwningOpRef<ModuleOp> main = cast<ModuleOp>((*preBinary)->clone());
+    if (succeeded(installBinaries(*main, result.variants.front().binaryIR))) {
+      OpPassManager suffix("builtin.module");
+      if (split->suffix.empty() ||
+          (succeeded(parsePasses(split->suffix, suffix, loc)) &&
+           succeeded(runPipeline(suffix, *main, /*dump=*/true))))
+        result.mainModule = std::move(main);
+    }
+  }
+
+  for (std::string &warning : cache.takeWarnings())
+    result.warnings.push_back(std::move(warning));
+  cache.prune();
+  result.totalMs = msSince(start);
+  return result;
+}
+
+} // namespace fly

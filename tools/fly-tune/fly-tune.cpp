@@ -1,0 +1,308 @@
+//===- fly-tune.cpp - Compile one kernel under many hint sets -------------===//
+//
+//   fly-tune kernel.mlir --target=rocdl:gfx942 --hints-file=h.json
+//
+// runs the pipeline's prefix once (or loads it from the compile cache), the
+// binary pass once per hint set in parallel, prints a table and writes every
+// variant plus report.json to --out-dir. With no input it tunes the bundled
+// example. A thin shell over fly::SplitCompiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fly/Compiler/SplitCompiler.h"
+#include "fly/Replay/Manifest.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/WithColor.h"
+
+#include "BundledExample.inc"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+using llvm::StringRef;
+
+static cl::opt<std::string> inputOpt(cl::Positional,
+                                     cl::desc("<kernel.mlir> (default: the "
+                                              "bundled example)"),
+                                     cl::init(""));
+static cl::opt<std::string>
+    targetOpt("target", cl::desc("rocdl:<chip> or nvvm:<sm_XX>"),
+              cl::init("rocdl:gfx942"));
+static cl::opt<std::string> hintsOpt("hints",
+                                     cl::desc("Hint sets 'k=v,k=v;k=v'"));
+static cl::opt<std::string>
+    hintsFileOpt("hints-file", cl::desc("JSON list of hint-set objects"));
+static cl::opt<std::string>
+    pipelineOpt("pipeline", cl::desc("Full pipeline, gpu-module-to-binary "
+                                     "included (default: the target's "
+                                     "lowering preset)"));
+static cl::opt<std::string>
+    toolkitOpt("toolkit", cl::desc("Toolkit for gpu-module-to-binary "
+                                   "(ROCm-shaped folder or CUDA)"));
+static cl::opt<std::string>
+    formatOpt("format",
+              cl::desc("Object format: bin, fatbin, isa (default: fatbin on "
+                       "ROCDL, whose kernel table carries register counts; "
+                       "bin on NVVM, whose cubin fly reads them from)"),
+              cl::init(""));
+static cl::opt<unsigned> jobsOpt("jobs",
+                                 cl::desc("Variants compiled at once "
+                                          "(default: hardware threads)"),
+                                 cl::init(0));
+static cl::opt<std::string> outDirOpt("out-dir",
+                                      cl::desc("Where variants and "
+                                               "report.json go"),
+                                      cl::init("fly-tune-out"));
+static cl::opt<bool> noCacheOpt("no-cache",
+                                cl::desc("Do not read or write the cache"));
+static cl::opt<bool>
+    explainCacheOpt("explain-cache",
+                    cl::desc("Say which key part changed on a cache miss"));
+static cl::opt<bool> quietOpt("quiet", cl::desc("No progress lines"));
+
+static std::string findRocmToolkit(const char *argv0) {
+  if (std::optional<std::string> env =
+          llvm::sys::Process::GetEnv("FLY_ROCM_TOOLKIT"))
+    return *env;
+  std::string exe = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&findRocmToolkit));
+  llvm::SmallString<256> candidate(llvm::sys::path::parent_path(
+      llvm::sys::path::parent_path(exe)));
+  llvm::sys::path::append(candidate, "rocm-toolkit");
+  for (StringRef dir : {StringRef(candidate), StringRef(FLY_INSTALL_TOOLKIT_DIR),
+                        StringRef("/opt/rocm")}) {
+    llvm::SmallString<256> lld(dir);
+    llvm::sys::path::append(lld, "llvm", "bin", "ld.lld");
+    if (llvm::sys::fs::exists(lld))
+      return dir.str();
+  }
+  return "";
+}
+
+/// The lowering preset for plain gpu-dialect input.
+static std::string presetPipeline(StringRef family, StringRef chip,
+                                  StringRef toolkit) {
+  std::string format = formatOpt;
+  if (format.empty())
+    format = family == "rocdl" ? "fatbin" : "bin";
+  std::string binary = llvm::formatv("gpu-module-to-binary{{format={0} "
+                                     "toolkit={1}}",
+                                     format, toolkit);
+  if (family == "rocdl")
+    return llvm::formatv("builtin.module(canonicalize,cse,"
+                         "rocdl-attach-target{{chip={0} O=3},"
+                         "gpu.module(convert-scf-to-cf,"
+                         "convert-gpu-to-rocdl{{chipset={0}}),"
+                         "reconcile-unrealized-casts,{1})",
+                         chip, binary);
+  return llvm::formatv("builtin.module(canonicalize,cse,"
+                       "nvvm-attach-target{{chip={0} O=3},"
+                       "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm),"
+                       "reconcile-unrealized-casts,{1})",
+                       chip, binary);
+}
+
+static std::string metadataCell(const llvm::json::Object &md, StringRef key) {
+  if (std::optional<int64_t> v = md.getInteger(key))
+    return std::to_string(*v);
+  return "-";
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAllPasses();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "fly-tune: compile one GPU kernel under many backend hint sets, "
+      "running everything before gpu-module-to-binary once\n");
+  auto fail = [](const llvm::Twine &msg) {
+    llvm::WithColor::error(llvm::errs(), "fly-tune") << msg << "\n";
+    return 1;
+  };
+
+  auto [family, chip] = StringRef(targetOpt).split(':');
+  if ((family != "rocdl" && family != "nvvm") || chip.empty())
+    return fail("--target must be rocdl:<chip> or nvvm:<sm_XX>, got '" +
+                targetOpt + "'");
+
+  fly::CompileJob job;
+  job.chip = targetOpt;
+  bool bundled = inputOpt.empty();
+  if (bundled) {
+    job.source = kBundledKernel;
+    job.sourceName = "<bundled tile_matmul.mlir>";
+  } else {
+    auto buffer = llvm::MemoryBuffer::getFile(inputOpt, /*IsText=*/false);
+    if (!buffer)
+      return fail("cannot read '" + inputOpt +
+                  "': " + buffer.getError().message());
+    job.source = (*buffer)->getBuffer().str();
+    job.sourceName = inputOpt;
+  }
+
+  if (!hintsOpt.empty()) {
+    auto parsed = fly::parseHintSets(hintsOpt);
+    if (!parsed)
+      return fail("--hints: " + llvm::toString(parsed.takeError()));
+    job.hintSets = std::move(*parsed);
+  }
+  if (!hintsFileOpt.empty()) {
+    auto parsed = fly::readHintSetsFile(hintsFileOpt);
+    if (!parsed)
+      return fail(llvm::toString(parsed.takeError()));
+    llvm::append_range(job.hintSets, *parsed);
+  }
+  if (job.hintSets.empty()) {
+    auto parsed = fly::parseHintSetsJSON(
+        family == "rocdl" ? StringRef(kBundledHints)
+                          : StringRef("[{}, {\"maxnreg\": 128}, "
+                                      "{\"maxnreg\": 64}, {\"maxnreg\": 32}]"));
+    if (!parsed)
+      return fail(llvm::toString(parsed.takeError()));
+    job.hintSets = std::move(*parsed);
+  }
+
+  std::string toolkit = toolkitOpt;
+  if (toolkit.empty())
+    toolkit = family == "rocdl" ? findRocmToolkit(argv[0])
+                                : std::string(FLY_DEFAULT_CUDA_TOOLKIT);
+  if (pipelineOpt.empty() && toolkit.empty())
+    return fail("no toolkit found for " + family +
+                ": pass --toolkit=<dir> (a ROCm-shaped folder with "
+                "amdgcn/bitcode and llvm/bin/ld.lld, or the CUDA toolkit)");
+  job.pipeline = pipelineOpt.empty() ? presetPipeline(family, chip, toolkit)
+                                     : std::string(pipelineOpt);
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  fly::SplitCompilerOptions options = fly::SplitCompilerOptions::fromEnvironment();
+  options.jobs = jobsOpt;
+  if (noCacheOpt)
+    options.cache.enabled = false;
+  options.configurePassManager = [](PassManager &pm) {
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    applyDefaultTimingPassManagerCLOptions(pm);
+    return success();
+  };
+  if (!quietOpt)
+    options.progress = [](StringRef line) {
+      llvm::errs() << "fly-tune: " << line << "\n";
+    };
+  fly::SplitCompiler compiler(context, options);
+  if (!quietOpt)
+    llvm::errs() << "fly-tune: " << job.sourceName << " for " << targetOpt
+                 << ", " << job.hintSets.size() << " hint sets\n";
+  FailureOr<fly::CompileResult> result = compiler.compile(job);
+  if (failed(result))
+    return 1;
+  for (const std::string &warning : result->warnings)
+    llvm::WithColor::warning(llvm::errs(), "fly-tune") << warning << "\n";
+
+  // Table.
+  llvm::outs() << llvm::formatv(
+      "\nphase 1: {0} ({1:f1} ms); phase 2: {2:f1} ms; total {3:f1} ms\n",
+      result->prefixFromCache ? "from cache" : "compiled", result->prefixMs,
+      result->replayMs, result->totalMs);
+  if (explainCacheOpt && !result->prefixFromCache)
+    llvm::outs() << "cache miss: "
+                 << (result->cacheExplanation.empty()
+                         ? std::string("cache disabled")
+                         : result->cacheExplanation)
+                 << "\n";
+  bool nvvm = family == "nvvm";
+  llvm::outs() << llvm::formatv("{0,-3} {1,-36} {2,+9} {3,+5} {4,+5} {5,+7} "
+                                "{6,+8} {7,+8}  {8}\n",
+                                "#", "hint set", "ms", nvvm ? "regs" : "vgpr",
+                                nvvm ? "-" : "sgpr", "spills", "scratch",
+                                "bytes", "note");
+  for (auto [i, v] : llvm::enumerate(result->variants)) {
+    std::string hints = v.hints.canonical();
+    if (hints.empty())
+      hints = "(default)";
+    if (!v.succeeded()) {
+      llvm::outs() << llvm::formatv("{0,-3} {1,-36} FAILED: {2}\n", i, hints,
+                                    StringRef(v.error).split('\n').first);
+      continue;
+    }
+    std::string regs = "-", sgpr = "-", spills = "-", scratch = "-";
+    int64_t bytes = 0;
+    for (const fly::VariantObject &object : v.objects) {
+      bytes += object.bytes.size();
+      for (const fly::KernelInfo &kernel : object.kernels) {
+        const llvm::json::Object &md = kernel.metadata;
+        regs = metadataCell(md, nvvm ? "registers" : "vgpr_count");
+        sgpr = nvvm ? "-" : metadataCell(md, "sgpr_count");
+        if (nvvm) {
+          scratch = metadataCell(md, "frame_bytes");
+        } else {
+          spills = std::to_string(md.getInteger("vgpr_spill_count").value_or(0) +
+                                  md.getInteger("sgpr_spill_count").value_or(0));
+          scratch = metadataCell(md, "private_segment_fixed_size");
+        }
+      }
+    }
+    std::string note = result->variantFromCache[i] ? "cached" : "";
+    if (v.duplicateOf)
+      note += (note.empty() ? "" : ", ") +
+              llvm::formatv("same as #{0}", *v.duplicateOf).str();
+    llvm::outs() << llvm::formatv(
+        "{0,-3} {1,-36} {2,+9} {3,+5} {4,+5} {5,+7} {6,+8} {7,+8}  {8}\n", i,
+        hints, llvm::formatv("{0:f1}", v.replayMs).str(), regs, sgpr, spills,
+        scratch, bytes, note);
+  }
+
+  llvm::json::Object report{
+      {"tool", "fly-tune"},
+      {"input", job.sourceName},
+      {"target", targetOpt},
+      {"pipeline", job.pipeline},
+      {"prefix", result->prefix},
+      {"binary_pass", result->binaryPass},
+      {"suffix", result->suffix},
+      {"prefix_from_cache", result->prefixFromCache},
+      {"phase1", result->prefixFromCache ? "from cache" : "compiled"},
+      {"base_key", result->baseKey},
+      {"cache_explanation", result->cacheExplanation},
+      {"prefix_ms", result->prefixMs},
+      {"replay_ms", result->replayMs},
+      {"total_ms", result->totalMs},
+      {"warnings", llvm::json::Array(result->warnings)},
+      {"reproducers", llvm::json::Array(result->reproducers)},
+  };
+  llvm::json::Array fromCache;
+  for (bool cached : result->variantFromCache)
+    fromCache.push_back(cached);
+  report["variant_from_cache"] = std::move(fromCache);
+  if (llvm::Error err = fly::writeSweepOutputs(outDirOpt, result->variants,
+                                               std::move(report)))
+    return fail(llvm::toString(std::move(err)));
+  llvm::outs() << "\nwrote " << result->variants.size() << " variants and "
+               << outDirOpt << "/manifest.json\n";
+  if (unsigned failed = result->numFailed()) {
+    llvm::errs() << "fly-tune: partial: " << failed << " of "
+                 << result->variants.size() << " variants failed\n";
+    return 2;
+  }
+  return 0;
+}
