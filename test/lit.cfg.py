@@ -22,6 +22,10 @@ for var in ["FLY_ENABLE_CACHE", "FLY_DUMP_IR", "FLY_DUMP_DIR"]:
 
 config.substitutions.append(("%fly_plugin", config.fly_plugin))
 config.substitutions.append(("%fly_src", config.fly_src_root))
+config.substitutions.append(("%fly_obj", config.fly_obj_root))
+config.substitutions.append(("%fly_capi_lib", config.fly_capi_lib))
+config.substitutions.append(("%cmake", config.cmake_command))
+config.substitutions.append(("%cxx", config.cxx_compiler))
 config.substitutions.append(("%python", shutil.which("python3") or "python3"))
 config.substitutions.append(("%rocm_toolkit", config.rocm_toolkit))
 config.substitutions.append(("%cuda_toolkit", config.cuda_toolkit))

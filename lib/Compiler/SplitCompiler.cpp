@@ -244,6 +244,7 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
     config.maxParallel =
         options.jobs ? options.jobs
                      : llvm::hardware_concurrency().compute_thread_count();
+    config.variantIndices.assign(misses.begin(), misses.end());
     FailureOr<std::vector<VariantResult>> replayed = replayVariants(
         *preBinary, missHints, config, /*nestInSource=*/false,
         [&](OpPassManager &pipeline, ModuleOp container) {
@@ -253,8 +254,6 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
       return failure();
     for (auto [k, i] : llvm::enumerate(misses)) {
       VariantResult &variant = (*replayed)[k];
-      variant.index = i;
-      variant.id = getVariantId(i, job.hintSets[i]);
       if (variant.succeeded())
         cache.store("binary", keys[i], encodeVariant(variant));
       say(llvm::formatv("variant {0}/{1} {2}: {3}", i + 1, n, variant.id,
@@ -272,7 +271,7 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
         continue;
       dumper->write(variant.id + "_gpu-module-to-binary", variant.binaryIR);
       for (auto [format, extension] :
-           {std::pair<StringRef, StringRef>{"offload", ".ll"},
+           {std::pair<StringRef, StringRef>{"llvm", ".ll"},
             std::pair<StringRef, StringRef>{"isa", ".s"}}) {
         FailureOr<std::string> pass = setBinaryPassOptions(
             split->binaryPass, ("format=" + format).str(), loc);
@@ -290,7 +289,7 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
           continue;
         for (const VariantObject &object : artefact->front().objects) {
           std::string text = object.bytes;
-          if (format == "offload") {
+          if (format == "llvm") {
             llvm::LLVMContext llvmContext;
             auto module = llvm::parseBitcodeFile(
                 llvm::MemoryBufferRef(object.bytes, "offload"), llvmContext);
@@ -327,12 +326,13 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
       llvm::json::Object hintObj;
       for (const auto &[key, value] : variant.hints.entries())
         hintObj[key] = value;
-      std::string script = llvm::formatv(
-          "#!/bin/sh\n# Reproduces the failing replay of variant {0}.\n"
-          "cd \"$(dirname \"$0\")\" && exec fly-opt snapshot.mlirbc "
-          "--pass-pipeline='builtin.module(fly-snapshot{{hints-file=hints.json "
-          "binary-pass={{{1}}}}})' -o /dev/null\n",
-          variant.id, split->binaryPass);
+      std::string script =
+          "#!/bin/sh\n# Reproduces the failing replay of variant " +
+          variant.id +
+          ".\ncd \"$(dirname \"$0\")\" && exec fly-opt snapshot.mlirbc "
+          "--pass-pipeline='builtin.module(fly-snapshot{hints-file=hints.json "
+          "binary-pass={" +
+          split->binaryPass + "}})' -o /dev/null\n";
       for (auto [name, text] :
            {std::pair<std::string, std::string>{
                 "hints.json",

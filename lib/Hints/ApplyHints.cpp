@@ -98,9 +98,27 @@ LogicalResult verifyHintsApply(gpu::GPUModuleOp gpuModule,
     }
     StringRef keyRef(key);
     if (keyRef.starts_with("func.")) {
-      if (!parseAttribute(value, gpuModule.getContext()))
-        return hintError(key) << "has a value that is not an MLIR attribute: '"
-                              << value << "'";
+      // The parser's complaint goes into this hint's error: on its own it
+      // would be a second error located in no file.
+      std::string parseError;
+      Attribute attr;
+      {
+        ScopedDiagnosticHandler quiet(gpuModule.getContext(),
+                                      [&](Diagnostic &diag) {
+                                        if (parseError.empty())
+                                          parseError = diag.str();
+                                        return success();
+                                      });
+        attr = parseAttribute(value, gpuModule.getContext());
+      }
+      if (!attr) {
+        InFlightDiagnostic diag =
+            hintError(key) << "has a value that is not an MLIR attribute: '"
+                           << value << "'";
+        if (!parseError.empty())
+          diag << " (" << parseError << ")";
+        return diag;
+      }
       continue;
     }
     if (keyRef == "target.abi")

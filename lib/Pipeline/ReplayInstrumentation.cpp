@@ -51,6 +51,8 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
   ReplayConfig config;
   config.binaryPass = binaryPass;
   config.maxParallel = options.jobs;
+  for (unsigned i = 1; i < hintSets.size(); ++i)
+    config.variantIndices.push_back(i);
   FailureOr<std::vector<VariantResult>> replayed = replayVariants(
       module, extra, config, /*nestInSource=*/false,
       [&](OpPassManager &pipeline, ModuleOp container) {
@@ -84,11 +86,8 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
     llvm::raw_string_ostream primaryOs(primaryBinaryPass);
     pass->printAsTextualPipeline(primaryOs);
   }
-  for (VariantResult &variant : *replayed) {
-    variant.index += 1;
-    variant.id = getVariantId(variant.index, variant.hints);
+  for (VariantResult &variant : *replayed)
     sink(std::move(variant));
-  }
 }
 
 void ReplayInstrumentation::runAfterPass(Pass *pass, Operation *op) {

@@ -44,7 +44,7 @@ static llvm::json::Object dictionaryToJSON(DictionaryAttr dict) {
   llvm::json::Object obj;
   if (dict)
     for (NamedAttribute entry : dict)
-      obj[entry.getName().getValue()] = attributeToJSON(entry.getValue());
+      obj[entry.getName().getValue().str()] = attributeToJSON(entry.getValue());
   return obj;
 }
 

@@ -276,8 +276,11 @@ replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
   // Groups keep the order of their first variant.
   std::vector<std::pair<std::string, SmallVector<unsigned>>> groups;
   for (auto [index, hints] : enumerate(hintSets)) {
-    results[index].index = index;
-    results[index].id = getVariantId(index, hints);
+    unsigned label = config.variantIndices.empty()
+                         ? index
+                         : config.variantIndices[index];
+    results[index].index = label;
+    results[index].id = getVariantId(label, hints);
     results[index].hints = hints;
     std::string opts = getBinaryOptsHint(hints);
     auto group = find_if(groups, [&](auto &g) { return g.first == opts; });

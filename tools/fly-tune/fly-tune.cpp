@@ -81,8 +81,11 @@ static std::string findRocmToolkit(const char *argv0) {
       argv0, reinterpret_cast<void *>(&findRocmToolkit));
   llvm::SmallString<256> candidate(llvm::sys::path::parent_path(
       llvm::sys::path::parent_path(exe)));
+  llvm::SmallString<256> installed(candidate);
   llvm::sys::path::append(candidate, "rocm-toolkit");
-  for (StringRef dir : {StringRef(candidate), StringRef(FLY_INSTALL_TOOLKIT_DIR),
+  llvm::sys::path::append(installed, "share", "fly-snapshot", "rocm-toolkit");
+  for (StringRef dir : {StringRef(candidate), StringRef(installed),
+                        StringRef(FLY_INSTALL_TOOLKIT_DIR),
                         StringRef("/opt/rocm")}) {
     llvm::SmallString<256> lld(dir);
     llvm::sys::path::append(lld, "llvm", "bin", "ld.lld");

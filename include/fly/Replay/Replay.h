@@ -28,6 +28,8 @@ struct ReplayConfig {
   /// Variants compiled at once; 0 = the context's thread count (1 when
   /// multithreading is off). Bounds how many hinted copies are alive.
   unsigned maxParallel = 0;
+  /// The index each hint set gets (ids, results); empty = 0, 1, 2, ...
+  std::vector<unsigned> variantIndices;
 };
 
 /// Runs `pipeline` (anchored on builtin.module) on the container module. The

@@ -1,0 +1,123 @@
+/*===- fly-c/FlySnapshot.h - C API of fly-snapshot ----------------*- C -*-===*\
+|*                                                                            *|
+|* A C interface to fly::SplitCompiler in the style of the MLIR C API, for    *|
+|* DSL front ends written in other languages (Python through ctypes, Rust,   *|
+|* Julia...). One compiler owns one MLIRContext; a compile turns one module, *|
+|* one full pipeline and N hint sets into N variants, each with its objects  *|
+|* and a JSON description. Errors never abort: they come back as text.       *|
+|*                                                                            *|
+|* Strings returned by the API belong to the object they came from and live  *|
+|* until it is destroyed.                                                     *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef FLY_C_FLYSNAPSHOT_H
+#define FLY_C_FLYSNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#if defined(_WIN32)
+#define FLY_CAPI_EXPORTED __declspec(dllexport)
+#else
+#define FLY_CAPI_EXPORTED __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A compiler: an MLIRContext with every upstream dialect, pass and LLVM IR
+ *  translation registered, plus a compile cache. */
+typedef struct FlyCompiler {
+  void *ptr;
+} FlyCompiler;
+
+/** The outcome of one compile: an error, or one variant per hint set. */
+typedef struct FlyResult {
+  void *ptr;
+} FlyResult;
+
+/** The version of the library, e.g. "0.1.0". */
+FLY_CAPI_EXPORTED const char *flyGetVersion(void);
+
+/** Creates a compiler. `optionsJSON` is NULL (defaults, read from the
+ *  environment: FLY_ENABLE_CACHE, FLY_CACHE_DIR, ...) or a JSON object with
+ *  any of
+ *    "jobs":      variants compiled at once (0 = hardware threads),
+ *    "cache":     true / false,
+ *    "cache_dir": the cache directory,
+ *    "dump_dir":  numbered per-stage IR dumps ("" = off).
+ *  Returns a null compiler on bad options; flyGetLastError() says why. */
+FLY_CAPI_EXPORTED FlyCompiler flyCompilerCreate(const char *optionsJSON);
+
+/** Whether `compiler` is null (creation failed). */
+static inline bool flyCompilerIsNull(FlyCompiler compiler) {
+  return compiler.ptr == NULL;
+}
+
+/** Destroys a compiler; null compilers are ignored. */
+FLY_CAPI_EXPORTED void flyCompilerDestroy(FlyCompiler compiler);
+
+/** The message of the last flyCompilerCreate failure on this thread, or "". */
+FLY_CAPI_EXPORTED const char *flyGetLastError(void);
+
+/** Compiles `source` (MLIR text or bytecode, `sourceSize` bytes) with
+ *  `pipeline` (the full pass pipeline, gpu-module-to-binary included) once
+ *  per hint set in `hintSetsJSON` (a JSON list of objects such as
+ *  `[{}, {"waves_per_eu": 8}]`; NULL or "" = one empty set). `chip` is part of
+ *  the cache key (e.g. "rocdl:gfx942"). Calls on one compiler are
+ *  serialised. Always returns a result, to be destroyed with
+ *  flyResultDestroy. */
+FLY_CAPI_EXPORTED FlyResult flyCompilerCompile(FlyCompiler compiler,
+                                               const char *source,
+                                               size_t sourceSize,
+                                               const char *pipeline,
+                                               const char *hintSetsJSON,
+                                               const char *chip);
+
+/** Whether the compile as a whole succeeded (individual variants may still
+ *  have failed: see each variant's "error" in its JSON). */
+FLY_CAPI_EXPORTED bool flyResultSucceeded(FlyResult result);
+
+/** All diagnostics the compile produced, one per line ("" if none). For a
+ *  failed result, the reason. */
+FLY_CAPI_EXPORTED const char *flyResultGetError(FlyResult result);
+
+/** Whether phase 1 (the pipeline prefix) came from the compile cache. */
+FLY_CAPI_EXPORTED bool flyResultPrefixFromCache(FlyResult result);
+
+/** The number of variants: one per hint set, 0 for a failed result. */
+FLY_CAPI_EXPORTED size_t flyResultGetNumVariants(FlyResult result);
+
+/** Variant `i` as JSON (the manifest entry: id, hints, binary pass, objects
+ *  with kernel metadata, error...); NULL if `i` is out of range. */
+FLY_CAPI_EXPORTED const char *flyResultGetVariantJSON(FlyResult result,
+                                                      size_t i);
+
+/** Whether variant `i` succeeded. */
+FLY_CAPI_EXPORTED bool flyResultVariantSucceeded(FlyResult result, size_t i);
+
+/** The number of objects (#gpu.object) variant `variant` produced. */
+FLY_CAPI_EXPORTED size_t flyResultGetNumObjects(FlyResult result,
+                                                size_t variant);
+
+/** The bytes of one object; `*size` receives their count. NULL (and size 0)
+ *  if an index is out of range. */
+FLY_CAPI_EXPORTED const void *flyResultGetObject(FlyResult result,
+                                                 size_t variant, size_t object,
+                                                 size_t *size);
+
+/** The gpu.module an object was compiled from. */
+FLY_CAPI_EXPORTED const char *flyResultGetObjectModule(FlyResult result,
+                                                       size_t variant,
+                                                       size_t object);
+
+/** Destroys a result; null results are ignored. */
+FLY_CAPI_EXPORTED void flyResultDestroy(FlyResult result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLY_C_FLYSNAPSHOT_H */

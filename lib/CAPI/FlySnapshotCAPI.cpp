@@ -1,0 +1,306 @@
+//===- FlySnapshotCAPI.cpp - C API of fly-snapshot ------------------------===//
+//
+// A thin C shell over fly::SplitCompiler. Every diagnostic is captured as
+// text by a ScopedDiagnosticHandler, so nothing reaches stderr and a bad
+// input, pipeline or hint set is an error result, never an abort.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fly-c/FlySnapshot.h"
+
+#include "fly/Compiler/SplitCompiler.h"
+#include "fly/Replay/Manifest.h"
+#include "fly/Transforms/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#ifndef FLY_VERSION
+#define FLY_VERSION "unknown"
+#endif
+
+using namespace mlir;
+
+namespace {
+
+struct CompilerImpl {
+  explicit CompilerImpl(fly::SplitCompilerOptions options) {
+    registerAllDialects(registry);
+    registerAllExtensions(registry);
+    registerAllToLLVMIRTranslations(registry);
+    context = std::make_unique<MLIRContext>(registry);
+    context->loadAllAvailableDialects();
+    compiler = std::make_unique<fly::SplitCompiler>(*context,
+                                                    std::move(options));
+  }
+
+  DialectRegistry registry;
+  std::unique_ptr<MLIRContext> context;
+  std::unique_ptr<fly::SplitCompiler> compiler;
+  std::mutex mutex;
+};
+
+struct ResultImpl {
+  bool succeeded = false;
+  bool prefixFromCache = false;
+  std::string error;
+  std::vector<fly::VariantResult> variants;
+  std::vector<std::string> variantJSON;
+};
+
+CompilerImpl *unwrap(FlyCompiler c) {
+  return static_cast<CompilerImpl *>(c.ptr);
+}
+ResultImpl *unwrap(FlyResult r) { return static_cast<ResultImpl *>(r.ptr); }
+FlyResult wrap(ResultImpl *r) { return FlyResult{r}; }
+
+thread_local std::string lastError;
+
+void registerPassesOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerAllPasses();
+    fly::registerFlySnapshotPasses();
+  });
+}
+
+FlyResult errorResult(std::string message) {
+  auto *r = new ResultImpl;
+  r->error = std::move(message);
+  return wrap(r);
+}
+
+void appendLine(std::string &out, llvm::StringRef line) {
+  if (!out.empty() && out.back() != '\n')
+    out += '\n';
+  out += line.str();
+}
+
+} // namespace
+
+extern "C" {
+
+const char *flyGetVersion(void) { return FLY_VERSION; }
+
+const char *flyGetLastError(void) { return lastError.c_str(); }
+
+FlyCompiler flyCompilerCreate(const char *optionsJSON) {
+  lastError.clear();
+  registerPassesOnce();
+  fly::SplitCompilerOptions options =
+      fly::SplitCompilerOptions::fromEnvironment();
+  if (optionsJSON && *optionsJSON) {
+    llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(optionsJSON);
+    if (!parsed) {
+      lastError = "bad compiler options: " + llvm::toString(parsed.takeError());
+      return FlyCompiler{nullptr};
+    }
+    const llvm::json::Object *obj = parsed->getAsObject();
+    if (!obj) {
+      lastError = "bad compiler options: expected a JSON object";
+      return FlyCompiler{nullptr};
+    }
+    for (const auto &[key, value] : *obj) {
+      if (key == "jobs") {
+        std::optional<int64_t> jobs = value.getAsInteger();
+        if (!jobs || *jobs < 0) {
+          lastError = "bad compiler options: \"jobs\" must be a non-negative "
+                      "integer";
+          return FlyCompiler{nullptr};
+        }
+        options.jobs = static_cast<unsigned>(*jobs);
+      } else if (key == "cache") {
+        std::optional<bool> on = value.getAsBoolean();
+        if (!on) {
+          lastError = "bad compiler options: \"cache\" must be a boolean";
+          return FlyCompiler{nullptr};
+        }
+        options.cache.enabled = *on;
+      } else if (key == "cache_dir" || key == "dump_dir") {
+        std::optional<llvm::StringRef> dir = value.getAsString();
+        if (!dir) {
+          lastError = ("bad compiler options: \"" + key.str() +
+                       "\" must be a string");
+          return FlyCompiler{nullptr};
+        }
+        if (key == "cache_dir")
+          options.cache.directory = dir->str();
+        else
+          options.dumpDir = dir->str();
+      } else {
+        lastError = "bad compiler options: unknown option \"" + key.str() +
+                    "\" (expected jobs, cache, cache_dir, dump_dir)";
+        return FlyCompiler{nullptr};
+      }
+    }
+  }
+  try {
+    return FlyCompiler{new CompilerImpl(std::move(options))};
+  } catch (const std::exception &e) {
+    lastError = std::string("cannot create compiler: ") + e.what();
+    return FlyCompiler{nullptr};
+  }
+}
+
+void flyCompilerDestroy(FlyCompiler compiler) { delete unwrap(compiler); }
+
+FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
+                             size_t sourceSize, const char *pipeline,
+                             const char *hintSetsJSON, const char *chip) {
+  CompilerImpl *impl = unwrap(compiler);
+  if (!impl)
+    return errorResult("null compiler");
+  if (!source)
+    return errorResult("no source");
+  if (!pipeline || !*pipeline)
+    return errorResult("no pipeline");
+
+  fly::CompileJob job;
+  job.source.assign(source, sourceSize);
+  job.sourceName = "<fly-capi>";
+  job.pipeline = pipeline;
+  job.chip = chip ? chip : "";
+  if (hintSetsJSON && *hintSetsJSON) {
+    auto hints = fly::parseHintSetsJSON(hintSetsJSON);
+    if (!hints)
+      return errorResult("bad hint sets: " + llvm::toString(hints.takeError()));
+    job.hintSets = std::move(*hints);
+  }
+  if (job.hintSets.empty())
+    job.hintSets.emplace_back();
+
+  auto *r = new ResultImpl;
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  std::mutex diagMutex;
+  ScopedDiagnosticHandler handler(
+      impl->context.get(), [&](Diagnostic &diag) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        switch (diag.getSeverity()) {
+        case DiagnosticSeverity::Error:
+          os << "error: ";
+          break;
+        case DiagnosticSeverity::Warning:
+          os << "warning: ";
+          break;
+        case DiagnosticSeverity::Note:
+          os << "note: ";
+          break;
+        case DiagnosticSeverity::Remark:
+          os << "remark: ";
+          break;
+        }
+        os << diag.getLocation() << ": " << diag;
+        for (const Diagnostic &note : diag.getNotes())
+          os << "\nnote: " << note.getLocation() << ": " << note;
+        std::lock_guard<std::mutex> diagLock(diagMutex);
+        appendLine(r->error, text);
+        return success();
+      });
+
+  FailureOr<fly::CompileResult> result = failure();
+  try {
+    result = impl->compiler->compile(job);
+  } catch (const std::exception &e) {
+    appendLine(r->error, std::string("error: ") + e.what());
+    result = failure();
+  }
+  if (failed(result)) {
+    if (r->error.empty())
+      r->error = "error: compile failed";
+    return wrap(r);
+  }
+  r->succeeded = true;
+  r->prefixFromCache = result->prefixFromCache;
+  for (const std::string &w : result->warnings)
+    appendLine(r->error, "warning: " + w);
+  r->variants = std::move(result->variants);
+  for (size_t i = 0, e = r->variants.size(); i != e; ++i) {
+    llvm::json::Object json = fly::variantToJSON(r->variants[i], {});
+    if (i < result->variantFromCache.size())
+      json["from_cache"] = bool(result->variantFromCache[i]);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::json::Value(std::move(json));
+    r->variantJSON.push_back(std::move(text));
+  }
+  return wrap(r);
+}
+
+bool flyResultSucceeded(FlyResult result) {
+  ResultImpl *r = unwrap(result);
+  return r && r->succeeded;
+}
+
+const char *flyResultGetError(FlyResult result) {
+  ResultImpl *r = unwrap(result);
+  return r ? r->error.c_str() : "null result";
+}
+
+bool flyResultPrefixFromCache(FlyResult result) {
+  ResultImpl *r = unwrap(result);
+  return r && r->prefixFromCache;
+}
+
+size_t flyResultGetNumVariants(FlyResult result) {
+  ResultImpl *r = unwrap(result);
+  return r ? r->variants.size() : 0;
+}
+
+const char *flyResultGetVariantJSON(FlyResult result, size_t i) {
+  ResultImpl *r = unwrap(result);
+  if (!r || i >= r->variantJSON.size())
+    return nullptr;
+  return r->variantJSON[i].c_str();
+}
+
+bool flyResultVariantSucceeded(FlyResult result, size_t i) {
+  ResultImpl *r = unwrap(result);
+  return r && i < r->variants.size() && r->variants[i].succeeded();
+}
+
+size_t flyResultGetNumObjects(FlyResult result, size_t variant) {
+  ResultImpl *r = unwrap(result);
+  if (!r || variant >= r->variants.size())
+    return 0;
+  return r->variants[variant].objects.size();
+}
+
+static const fly::VariantObject *getObject(FlyResult result, size_t variant,
+                                           size_t object) {
+  ResultImpl *r = unwrap(result);
+  if (!r || variant >= r->variants.size() ||
+      object >= r->variants[variant].objects.size())
+    return nullptr;
+  return &r->variants[variant].objects[object];
+}
+
+const void *flyResultGetObject(FlyResult result, size_t variant, size_t object,
+                               size_t *size) {
+  const fly::VariantObject *o = getObject(result, variant, object);
+  if (size)
+    *size = o ? o->bytes.size() : 0;
+  return o ? o->bytes.data() : nullptr;
+}
+
+const char *flyResultGetObjectModule(FlyResult result, size_t variant,
+                                     size_t object) {
+  const fly::VariantObject *o = getObject(result, variant, object);
+  return o ? o->gpuModule.c_str() : nullptr;
+}
+
+void flyResultDestroy(FlyResult result) { delete unwrap(result); }
+
+} // extern "C"

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs everything fly-snapshot needs on Debian 12, builds it, and runs the
+# demo sweep on the bundled example. Safe to re-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+PACKAGES=(cmake ninja-build g++ python3 libgtest-dev
+          llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools lld-22
+          rocm-device-libs)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release
+ninja -C build
+
+examples/demo.sh build
