@@ -1,0 +1,271 @@
+//===- CacheTest.cpp - Cache keys and the on-disk compile cache -----------===//
+
+#include "fly/Cache/CacheKey.h"
+#include "fly/Cache/CompileCache.h"
+#include "fly/Cache/VariantCodec.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+using namespace fly;
+using llvm::StringRef;
+
+namespace {
+
+HintSet hints(StringRef text) {
+  llvm::Expected<HintSet> set = HintSet::parse(text);
+  EXPECT_TRUE(static_cast<bool>(set)) << llvm::toString(set.takeError());
+  return set ? *set : HintSet();
+}
+
+constexpr StringRef kSource = "module { gpu.module @k {} }";
+constexpr StringRef kPrefix = "rocdl-attach-target{chip=gfx942}";
+constexpr StringRef kBinary = "gpu-module-to-binary{format=fatbin toolkit=/x}";
+
+TEST(CacheKey, BaseKeyCoversInputPrefixAndChip) {
+  std::string base = makeBaseKey(kSource, kPrefix, "gfx942").digest();
+  EXPECT_EQ(base, makeBaseKey(kSource, kPrefix, "gfx942").digest());
+  EXPECT_NE(base, makeBaseKey("module {}", kPrefix, "gfx942").digest());
+  EXPECT_NE(base, makeBaseKey(kSource, "canonicalize", "gfx942").digest());
+  EXPECT_NE(base, makeBaseKey(kSource, kPrefix, "gfx90a").digest());
+  EXPECT_EQ(base.size(), 64u);
+}
+
+TEST(CacheKey, FullKeyChangesWithEachHintAndBinaryOptions) {
+  CacheKey base = makeBaseKey(kSource, kPrefix, "gfx942");
+  std::vector<std::string> sets = {"",
+                                   "waves_per_eu=1",
+                                   "waves_per_eu=2",
+                                   "maxnreg=64",
+                                   "maxnreg=64,waves_per_eu=2",
+                                   "O=1",
+                                   "fast_fp_math=1",
+                                   "unsafe_fp_math=1",
+                                   "func.foo=1 : i32",
+                                   "passthrough.bar=x",
+                                   "target.chip=gfx90a",
+                                   "opts=-v"};
+  std::set<std::string> keys;
+  for (const std::string &set : sets)
+    keys.insert(makeBinaryKey(base, hints(set), kBinary).digest());
+  EXPECT_EQ(keys.size(), sets.size()) << "two hint sets share a binary key";
+
+  std::string key = makeBinaryKey(base, hints("maxnreg=64"), kBinary).digest();
+  EXPECT_NE(key, makeBinaryKey(base, hints("maxnreg=64"),
+                               "gpu-module-to-binary{format=isa toolkit=/x}")
+                     .digest());
+  // The canonical form, not the spelling, is keyed.
+  EXPECT_EQ(makeBinaryKey(base, hints("waves_per_eu=2,maxnreg=64"), kBinary)
+                .digest(),
+            makeBinaryKey(base, hints(" maxnreg=64 , waves_per_eu=2"), kBinary)
+                .digest());
+}
+
+TEST(CacheKey, ChipChangesBothKeys) {
+  CacheKey a = makeBaseKey(kSource, kPrefix, "gfx942");
+  CacheKey b = makeBaseKey(kSource, kPrefix, "gfx90a");
+  EXPECT_NE(a.digest(), b.digest());
+  EXPECT_NE(makeBinaryKey(a, hints("maxnreg=64"), kBinary).digest(),
+            makeBinaryKey(b, hints("maxnreg=64"), kBinary).digest());
+}
+
+TEST(CacheKey, BaseKeyIgnoresHints) {
+  // The base key has no hint input at all: what the split compiler keys
+  // phase 1 by is the same for every hint set (checked end to end by
+  // test/Tools/fly-tune-cache.test, where new hints reuse phase 1).
+  CacheKey base = makeBaseKey(kSource, kPrefix, "gfx942");
+  for (const char *set : {"", "waves_per_eu=8", "maxnreg=32,O=0"}) {
+    CacheKey full = makeBinaryKey(base, hints(set), kBinary);
+    EXPECT_EQ(full.parts().front().first, "base");
+    EXPECT_EQ(makeBaseKey(kSource, kPrefix, "gfx942").digest(),
+              base.digest());
+  }
+}
+
+TEST(CacheKey, EqualInputsGiveEqualKeysAcrossProcesses) {
+  std::string here = makeBinaryKey(makeBaseKey(kSource, kPrefix, "gfx942"),
+                                   hints("maxnreg=64"), kBinary)
+                         .digest();
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::string there = makeBinaryKey(makeBaseKey(kSource, kPrefix, "gfx942"),
+                                      hints("maxnreg=64"), kBinary)
+                            .digest();
+    (void)!write(fds[1], there.data(), there.size());
+    _exit(0);
+  }
+  close(fds[1]);
+  char buffer[128] = {};
+  ssize_t n = read(fds[0], buffer, sizeof(buffer));
+  close(fds[0]);
+  waitpid(pid, nullptr, 0);
+  EXPECT_EQ(here, std::string(buffer, n > 0 ? n : 0));
+}
+
+TEST(CacheEntry, FrameRoundTripsAndRejectsDamage) {
+  std::string payload = "pre-binary module bytes \x00\x01\x02 end";
+  std::string framed = frameCacheEntry(payload);
+  ASSERT_TRUE(unframeCacheEntry(framed).has_value());
+  EXPECT_EQ(*unframeCacheEntry(framed), payload);
+  EXPECT_FALSE(unframeCacheEntry(framed.substr(0, framed.size() - 1)));
+  std::string flipped = framed;
+  flipped.back() ^= 1;
+  EXPECT_FALSE(unframeCacheEntry(flipped));
+  EXPECT_FALSE(unframeCacheEntry("garbage\n"));
+  EXPECT_FALSE(unframeCacheEntry(""));
+}
+
+class CompileCacheTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("fly-cache-test", dir));
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(dir); }
+  CacheConfig config() {
+    CacheConfig c;
+    c.directory = std::string(dir);
+    return c;
+  }
+  std::vector<std::string> entries() {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+         it.increment(ec))
+      out.push_back(llvm::sys::path::filename(it->path()).str());
+    return out;
+  }
+  llvm::SmallString<128> dir;
+  CacheKey key = makeBaseKey(kSource, kPrefix, "gfx942");
+};
+
+TEST_F(CompileCacheTest, StoredEntryIsFoundByANewCache) {
+  CompileCache(config()).store("prebinary", key, "payload");
+  CompileCache fresh(config());
+  std::optional<std::string> got = fresh.lookup("prebinary", key);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(*got, "payload");
+  EXPECT_FALSE(fresh.lookup("binary", key).has_value());
+}
+
+TEST_F(CompileCacheTest, DamagedEntryIsDiscardedWithAWarning) {
+  CompileCache(config()).store("prebinary", key, "payload");
+  ASSERT_EQ(entries().size(), 1u);
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, entries().front());
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    os << "FLYCACHE1\ntruncated";
+  }
+  CompileCache fresh(config());
+  EXPECT_FALSE(fresh.lookup("prebinary", key).has_value());
+  std::vector<std::string> warnings = fresh.takeWarnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings.front().find("damaged cache entry"), std::string::npos);
+  EXPECT_FALSE(llvm::sys::fs::exists(path)) << "damaged entry kept";
+}
+
+TEST_F(CompileCacheTest, DisabledCacheNeitherReadsNorWrites) {
+  CacheConfig off = config();
+  off.enabled = false;
+  CompileCache cache(off);
+  cache.store("prebinary", key, "payload");
+  EXPECT_FALSE(cache.lookup("prebinary", key).has_value());
+  EXPECT_TRUE(entries().empty());
+  int computed = 0;
+  bool hit = true;
+  cache.getOrCompute("prebinary", key, [&] { ++computed; return std::optional<std::string>("x"); }, hit);
+  cache.getOrCompute("prebinary", key, [&] { ++computed; return std::optional<std::string>("x"); }, hit);
+  EXPECT_EQ(computed, 2);
+  EXPECT_FALSE(hit);
+}
+
+TEST_F(CompileCacheTest, UnusableDirectoryDegradesToMemoryWithAWarning) {
+  llvm::SmallString<256> file(dir);
+  llvm::sys::path::append(file, "a-file");
+  { std::error_code ec; llvm::raw_fd_ostream os(file, ec); }
+  CacheConfig bad = config();
+  bad.directory = (file + "/cache").str();
+  CompileCache cache(bad);
+  cache.store("prebinary", key, "payload");
+  EXPECT_EQ(cache.lookup("prebinary", key).value_or(""), "payload");
+  std::vector<std::string> warnings = cache.takeWarnings();
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_NE(warnings.front().find("unusable"), std::string::npos);
+}
+
+TEST_F(CompileCacheTest, ConcurrentProcessesComputeAKeyOnce) {
+  llvm::SmallString<256> counter(dir);
+  llvm::sys::path::append(counter, "computed.txt");
+  constexpr int kProcesses = 6;
+  std::vector<pid_t> children;
+  for (int i = 0; i < kProcesses; ++i) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      CompileCache cache(config());
+      bool hit = false;
+      std::optional<std::string> got = cache.getOrCompute(
+          "prebinary", key,
+          [&]() -> std::optional<std::string> {
+            std::error_code ec;
+            llvm::raw_fd_ostream os(counter, ec, llvm::sys::fs::OF_Append);
+            os << getpid() << "\n";
+            os.close();
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            return std::string("the payload");
+          },
+          hit);
+      _exit(got && *got == "the payload" ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  auto text = llvm::MemoryBuffer::getFile(counter);
+  ASSERT_TRUE(static_cast<bool>(text));
+  EXPECT_EQ(StringRef((*text)->getBuffer()).count('\n'), 1u)
+      << "computed by: " << (*text)->getBuffer().str();
+}
+
+TEST(VariantCodec, RoundTripsObjectsAndMetadata) {
+  VariantResult result;
+  result.binaryPass = kBinary.str();
+  result.binaryIR = "gpu.binary @k [...]";
+  result.objectHash = 0xfeedfacecafebeefull;
+  VariantObject object;
+  object.gpuModule = "k";
+  object.format = "bin";
+  object.extension = ".hsaco";
+  object.bytes = std::string("\x7f" "ELF\x00\xff", 6);
+  object.kernels.push_back({"kern", llvm::json::Object{{"vgpr_count", 64}}});
+  result.objects.push_back(object);
+  std::optional<VariantResult> back = decodeVariant(encodeVariant(result));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->objectHash, result.objectHash);
+  ASSERT_EQ(back->objects.size(), 1u);
+  EXPECT_EQ(back->objects[0].bytes, object.bytes);
+  EXPECT_EQ(back->objects[0].kernels[0].metadata.getInteger("vgpr_count"), 64);
+  EXPECT_FALSE(decodeVariant("{\"objects\": 3}").has_value());
+  EXPECT_FALSE(decodeVariant("not json").has_value());
+}
+
+} // namespace
