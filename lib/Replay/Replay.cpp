@@ -165,8 +165,13 @@ static std::string formatDiagnostic(Diagnostic &diag) {
   std::string text;
   raw_string_ostream os(text);
   os << diag.getLocation() << ": " << diag;
-  for (Diagnostic &note : diag.getNotes())
-    os << "\n  note: " << note.getLocation() << ": " << note;
+  for (Diagnostic &note : diag.getNotes()) {
+    // The op dump MLIR attaches to op diagnostics can be the whole module.
+    std::string text = note.str();
+    if (StringRef(text).starts_with("see current operation"))
+      continue;
+    os << "\n  note: " << note.getLocation() << ": " << text;
+  }
   return text;
 }
 
