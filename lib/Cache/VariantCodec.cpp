@@ -12,10 +12,6 @@ namespace fly {
 std::string encodeVariant(const VariantResult &result) {
   json::Array objects;
   for (const VariantObject &object : result.objects) {
-    json::Array kernels;
-    for (const KernelInfo &kernel : object.kernels)
-      kernels.push_back(json::Object{{"name", kernel.name},
-                                     {"metadata", json::Object(kernel.metadata)}});
     objects.push_back(json::Object{
         {"gpu_module", object.gpuModule},
         {"target", object.target},
@@ -23,7 +19,7 @@ std::string encodeVariant(const VariantResult &result) {
         {"extension", object.extension},
         {"bytes", encodeBase64(object.bytes)},
         {"properties", json::Object(object.properties)},
-        {"kernels", std::move(kernels)},
+        {"kernels", kernelsToJSON(object.kernels)},
     });
   }
   json::Object root{

@@ -90,17 +90,22 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
     sink(std::move(variant));
 }
 
+VariantResult ReplayInstrumentation::makePrimaryResult() const {
+  VariantResult primary;
+  primary.index = 0;
+  primary.hints = hintSets.front();
+  primary.id = getVariantId(0, primary.hints);
+  primary.binaryPass = primaryBinaryPass;
+  return primary;
+}
+
 void ReplayInstrumentation::runAfterPass(Pass *pass, Operation *op) {
   if (pass->getArgument() != kBinaryPass || hintSets.empty())
     return;
   auto module = dyn_cast<ModuleOp>(op);
   if (!module)
     return;
-  VariantResult primary;
-  primary.index = 0;
-  primary.hints = hintSets.front();
-  primary.id = getVariantId(0, primary.hints);
-  primary.binaryPass = primaryBinaryPass;
+  VariantResult primary = makePrimaryResult();
   recordBinaries(primary, module);
   sink(std::move(primary));
 }
@@ -108,11 +113,7 @@ void ReplayInstrumentation::runAfterPass(Pass *pass, Operation *op) {
 void ReplayInstrumentation::runAfterPassFailed(Pass *pass, Operation *op) {
   if (pass->getArgument() != kBinaryPass || hintSets.empty())
     return;
-  VariantResult primary;
-  primary.index = 0;
-  primary.hints = hintSets.front();
-  primary.id = getVariantId(0, primary.hints);
-  primary.binaryPass = primaryBinaryPass;
+  VariantResult primary = makePrimaryResult();
   primary.error = "the pipeline's own gpu-module-to-binary failed";
   sink(std::move(primary));
 }

@@ -44,17 +44,13 @@ json::Object variantToJSON(const VariantResult &result,
                         .str();
   json::Array objects;
   for (const VariantObject &object : result.objects) {
-    json::Array kernels;
-    for (const KernelInfo &kernel : object.kernels)
-      kernels.push_back(json::Object{{"name", kernel.name},
-                                     {"metadata", json::Object(kernel.metadata)}});
     objects.push_back(json::Object{
         {"gpu_module", object.gpuModule},
         {"target", object.target},
         {"format", object.format},
         {"size", static_cast<int64_t>(object.bytes.size())},
         {"properties", json::Object(object.properties)},
-        {"kernels", std::move(kernels)},
+        {"kernels", kernelsToJSON(object.kernels)},
     });
   }
   entry["objects"] = std::move(objects);

@@ -105,6 +105,15 @@ std::vector<VariantObject> collectObjects(ModuleOp variant) {
   return objects;
 }
 
+llvm::json::Array kernelsToJSON(const std::vector<KernelInfo> &kernels) {
+  llvm::json::Array array;
+  for (const KernelInfo &kernel : kernels)
+    array.push_back(
+        llvm::json::Object{{"name", kernel.name},
+                           {"metadata", llvm::json::Object(kernel.metadata)}});
+  return array;
+}
+
 void recordBinaries(VariantResult &result, ModuleOp module) {
   result.objects = collectObjects(module);
   result.binaryIR.clear();

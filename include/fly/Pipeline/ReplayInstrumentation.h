@@ -44,6 +44,9 @@ public:
   bool succeeded() const { return ok; }
 
 private:
+  /// The result of the pipeline's own run (hint set 1), to be completed.
+  VariantResult makePrimaryResult() const;
+
   std::vector<HintSet> hintSets;
   Sink sink;
   Options options;

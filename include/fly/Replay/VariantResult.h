@@ -67,6 +67,9 @@ std::vector<VariantObject> collectObjects(mlir::ModuleOp variant);
 /// gpu.binary ops in `module`.
 void recordBinaries(VariantResult &result, mlir::ModuleOp module);
 
+/// [{"name": ..., "metadata": {...}}, ...] for manifests and cache entries.
+llvm::json::Array kernelsToJSON(const std::vector<KernelInfo> &kernels);
+
 /// Reads per-kernel registers, shared memory and stack from an NVIDIA cubin.
 std::vector<KernelInfo> readCubinKernelInfo(llvm::StringRef cubin);
 
