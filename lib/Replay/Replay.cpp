@@ -209,7 +209,7 @@ void BatchCompiler::compile(ArrayRef<unsigned> indices,
   auto container = ModuleOp::create(b, source.getLoc(), "fly.replay");
   if (!nestInSource)
     owned = OwningOpRef<ModuleOp>(container);
-  auto eraseContainer = llvm::make_scope_exit([&] {
+  llvm::scope_exit eraseContainer([&] {
     if (nestInSource)
       container.erase();
   });
