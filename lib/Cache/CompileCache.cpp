@@ -141,6 +141,44 @@ void CompileCache::store(StringRef kind, const CacheKey &key,
                  path, toString(std::move(err))));
 }
 
+CacheKeyLock::CacheKeyLock() = default;
+
+CacheKeyLock::CacheKeyLock(std::string entryPath) : path(std::move(entryPath)) {
+  tryLock();
+}
+
+CacheKeyLock::~CacheKeyLock() = default;
+
+void CacheKeyLock::tryLock() {
+  manager = std::make_unique<LockFileManager>(path);
+  Expected<bool> owned = manager->tryLock();
+  if (!owned) {
+    // No lock file possible (read-only directory, ...): work alone.
+    consumeError(owned.takeError());
+    manager.reset();
+    state = State::Unavailable;
+    return;
+  }
+  state = *owned ? State::Owned : State::OwnedByOther;
+}
+
+void CacheKeyLock::wait(unsigned maxSeconds) {
+  if (state != State::OwnedByOther)
+    return;
+  // Success: the owner finished; otherwise it died or timed out. Either way
+  // try again, taking over a stale lock.
+  (void)manager->waitForUnlockFor(std::chrono::seconds(maxSeconds));
+  tryLock();
+}
+
+std::unique_ptr<CacheKeyLock> CompileCache::lock(StringRef kind,
+                                                 const CacheKey &key) {
+  std::lock_guard<std::mutex> guard(mutex);
+  if (!config.enabled || !ensureDirectory())
+    return std::make_unique<CacheKeyLock>();
+  return std::make_unique<CacheKeyLock>(entryPath(kind, key));
+}
+
 std::optional<std::string> CompileCache::getOrCompute(
     StringRef kind, const CacheKey &key,
     function_ref<std::optional<std::string>()> compute, bool &hit) {
@@ -149,33 +187,14 @@ std::optional<std::string> CompileCache::getOrCompute(
     hit = true;
     return cached;
   }
-  if (!config.enabled)
-    return compute();
-  std::optional<LockFileManager> locker;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (ensureDirectory())
-      locker.emplace(entryPath(kind, key));
-  }
-  while (locker) {
-    Expected<bool> owned = locker->tryLock();
-    if (!owned) {
-      // The lock cannot be taken (read-only directory, ...): compute alone.
-      consumeError(owned.takeError());
-      break;
-    }
-    if (*owned)
-      break;
+  std::unique_ptr<CacheKeyLock> keyLock = lock(kind, key);
+  while (keyLock->getState() == CacheKeyLock::State::OwnedByOther) {
     // Another process computes this key: wait, then take its result.
-    if (locker->waitForUnlockFor(std::chrono::seconds(600)) ==
-        WaitForUnlockResult::Success) {
-      if (std::optional<std::string> cached = lookup(kind, key)) {
-        hit = true;
-        return cached;
-      }
+    keyLock->wait();
+    if (std::optional<std::string> cached = lookup(kind, key)) {
+      hit = true;
+      return cached;
     }
-    // The owner died or failed: try to own the lock ourselves.
-    locker.emplace(entryPath(kind, key));
   }
   std::optional<std::string> payload = compute();
   if (payload)

@@ -211,6 +211,25 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
   result.variants.resize(n);
   result.variantFromCache.assign(n, false);
   std::vector<CacheKey> keys(n);
+  // Fills variant `i` from the cache; false on a miss.
+  auto takeCached = [&](unsigned i) {
+    const HintSet &hints = job.hintSets[i];
+    std::optional<std::string> payload = cache.lookup("binary", keys[i]);
+    if (!payload)
+      return false;
+    std::optional<VariantResult> cached = decodeVariant(*payload);
+    if (!cached) {
+      result.warnings.push_back("discarding unreadable cached variant " +
+                                getVariantId(i, hints));
+      return false;
+    }
+    cached->index = i;
+    cached->id = getVariantId(i, hints);
+    cached->hints = hints;
+    result.variants[i] = std::move(*cached);
+    result.variantFromCache[i] = true;
+    return true;
+  };
   std::vector<unsigned> misses;
   for (unsigned i = 0; i < n; ++i) {
     const HintSet &hints = job.hintSets[i];
@@ -219,40 +238,32 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
                                    loc, &effective)))
       return failure();
     keys[i] = makeBinaryKey(baseKey, hints, effective);
-    if (std::optional<std::string> payload = cache.lookup("binary", keys[i])) {
-      if (std::optional<VariantResult> cached = decodeVariant(*payload)) {
-        cached->index = i;
-        cached->id = getVariantId(i, hints);
-        cached->hints = hints;
-        result.variants[i] = std::move(*cached);
-        result.variantFromCache[i] = true;
-        continue;
-      }
-      result.warnings.push_back("discarding unreadable cached variant " +
-                                getVariantId(i, hints));
-    }
-    misses.push_back(i);
+    if (!takeCached(i))
+      misses.push_back(i);
   }
   say(llvm::formatv("phase 2: {0} variant(s) from cache, replaying {1}",
                     n - misses.size(), misses.size()));
-  if (!misses.empty()) {
-    std::vector<HintSet> missHints;
-    for (unsigned i : misses)
-      missHints.push_back(job.hintSets[i]);
+  // Compiles `indices` together and stores what succeeds.
+  auto replay = [&](ArrayRef<unsigned> indices) -> LogicalResult {
+    if (indices.empty())
+      return success();
+    std::vector<HintSet> hintSets;
+    for (unsigned i : indices)
+      hintSets.push_back(job.hintSets[i]);
     ReplayConfig config;
     config.binaryPass = split->binaryPass;
     config.maxParallel =
         options.jobs ? options.jobs
                      : llvm::hardware_concurrency().compute_thread_count();
-    config.variantIndices.assign(misses.begin(), misses.end());
+    config.variantIndices.assign(indices.begin(), indices.end());
     FailureOr<std::vector<VariantResult>> replayed = replayVariants(
-        *preBinary, missHints, config, /*nestInSource=*/false,
+        *preBinary, hintSets, config, /*nestInSource=*/false,
         [&](OpPassManager &pipeline, ModuleOp container) {
           return runPipeline(pipeline, container, /*dump=*/false);
         });
     if (failed(replayed))
       return failure();
-    for (auto [k, i] : llvm::enumerate(misses)) {
+    for (auto [k, i] : llvm::enumerate(indices)) {
       VariantResult &variant = (*replayed)[k];
       if (variant.succeeded())
         cache.store("binary", keys[i], encodeVariant(variant));
@@ -260,7 +271,30 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
                         variant.succeeded() ? "ok" : "FAILED"));
       result.variants[i] = std::move(variant);
     }
+    return success();
+  };
+  // Keys another process is compiling right now are waited for, not
+  // compiled twice.
+  std::vector<std::unique_ptr<CacheKeyLock>> locks(n);
+  SmallVector<unsigned> mine, others;
+  for (unsigned i : misses) {
+    locks[i] = cache.lock("binary", keys[i]);
+    (locks[i]->getState() == CacheKeyLock::State::OwnedByOther ? others : mine)
+        .push_back(i);
   }
+  if (failed(replay(mine)))
+    return failure();
+  for (unsigned i : mine)
+    locks[i].reset();
+  SmallVector<unsigned> leftover;
+  for (unsigned i : others) {
+    locks[i]->wait();
+    if (!takeCached(i))
+      leftover.push_back(i);
+  }
+  if (failed(replay(leftover)))
+    return failure();
+  locks.clear();
   markDuplicates(result.variants);
   result.replayMs = msSince(replayStart);
 

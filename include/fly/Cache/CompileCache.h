@@ -17,12 +17,44 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+namespace llvm {
+class LockFileManager;
+} // namespace llvm
+
 namespace fly {
+
+/// A per-key lock shared with other processes (a LockFileManager lock file
+/// beside the entry). Released when destroyed; a lock whose owner died is
+/// taken over.
+class CacheKeyLock {
+public:
+  enum class State {
+    Owned,        // We compute the entry.
+    OwnedByOther, // Another process computes it: wait(), then look it up.
+    Unavailable,  // No lock possible (cache off, directory unusable).
+  };
+  explicit CacheKeyLock(std::string entryPath);
+  CacheKeyLock(); // Unavailable.
+  ~CacheKeyLock();
+
+  State getState() const { return state; }
+  /// Waits for the other owner to finish (at most `maxSeconds`). Afterwards
+  /// the lock is tried again: the state says whether it is now ours.
+  void wait(unsigned maxSeconds = 600);
+
+private:
+  void tryLock();
+
+  std::string path;
+  std::unique_ptr<llvm::LockFileManager> manager;
+  State state = State::Unavailable;
+};
 
 struct CacheConfig {
   bool enabled = true;
@@ -46,6 +78,9 @@ public:
   std::optional<std::string> lookup(llvm::StringRef kind, const CacheKey &key);
   void store(llvm::StringRef kind, const CacheKey &key,
              llvm::StringRef payload);
+
+  /// Takes the per-key lock of (kind, key).
+  std::unique_ptr<CacheKeyLock> lock(llvm::StringRef kind, const CacheKey &key);
 
   /// Looks up (kind, key); on a miss computes it under a per-key lock shared
   /// with other processes, so concurrent misses compute once. `compute`
