@@ -5,6 +5,7 @@
 #include "fly/Hints/ApplyHints.h"
 #include "fly/Snapshot/Snapshot.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -13,6 +14,8 @@
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <chrono>
 
@@ -264,6 +267,68 @@ void BatchCompiler::compile(ArrayRef<unsigned> indices,
     compile(ArrayRef<unsigned>(index), pipeline);
 }
 
+/// A missing toolkit would fail every variant with "lld invocation failed":
+/// say what is missing, once, before compiling.
+static LogicalResult verifyToolkit(StringRef binaryPass,
+                                   ArrayRef<gpu::GPUModuleOp> gpuModules,
+                                   Location loc) {
+  std::string toolkit = getPassOption(binaryPass, "toolkit");
+  std::string format = getPassOption(binaryPass, "format");
+  bool links = format.empty() || format == "bin" || format == "binary" ||
+               format == "fatbin" || format == "fatbinary";
+  if (toolkit.empty() || !links)
+    return success();
+  bool rocdl = llvm::any_of(gpuModules, [](gpu::GPUModuleOp gpuModule) {
+    return llvm::any_of(gpuModule.getTargetsAttr(), [](mlir::Attribute target) {
+      return getTargetFamily(target) == TargetFamily::ROCDL;
+    });
+  });
+  if (!rocdl)
+    return success();
+  for (StringRef needed : {"llvm/bin/ld.lld", "amdgcn/bitcode"}) {
+    SmallString<256> path(toolkit);
+    sys::path::append(path, needed);
+    if (!sys::fs::exists(path))
+      return emitError(loc)
+             << "the ROCm toolkit '" << toolkit << "' has no " << needed
+             << ", which gpu-module-to-binary needs to link #rocdl.target "
+                "objects; pass toolkit=<folder with amdgcn/bitcode and "
+                "llvm/bin/ld.lld> (the build makes one: build/rocm-toolkit)";
+  }
+  return success();
+}
+
+/// What a hint set makes of the gpu.modules, without copying their bodies.
+/// applyHints writes attributes only (the gpu.module's targets and the kernel
+/// llvm.funcs' attributes), and every variant starts from the same
+/// gpu.modules, so two hint sets whose hinted gpu.module and llvm.func
+/// attributes are equal yield identical variant modules (e.g. waves_per_eu=0
+/// and no hint, or the same hint set listed twice). The hints are applied to
+/// region-less copies (cloneWithoutRegions) and the resulting attributes,
+/// uniqued by the context, compare exactly: no hash collisions. Returns
+/// nothing if the hints fail to apply (the real build reports that).
+static std::optional<SmallVector<Attribute>>
+fingerprintHinted(ArrayRef<gpu::GPUModuleOp> gpuModules, const HintSet &hints) {
+  if (gpuModules.empty())
+    return std::nullopt;
+  ScopedDiagnosticHandler quiet(gpuModules.front().getContext(),
+                                [](Diagnostic &) { return success(); });
+  SmallVector<Attribute> fingerprint;
+  for (gpu::GPUModuleOp gpuModule : gpuModules) {
+    OwningOpRef<gpu::GPUModuleOp> skeleton =
+        cast<gpu::GPUModuleOp>(gpuModule->cloneWithoutRegions());
+    Block *body = &skeleton->getBodyRegion().emplaceBlock();
+    for (auto func : gpuModule.getOps<LLVM::LLVMFuncOp>())
+      body->push_back(func->cloneWithoutRegions());
+    if (failed(applyHints(*skeleton, hints)))
+      return std::nullopt;
+    fingerprint.push_back(skeleton->getAttrDictionary());
+    for (Operation &op : *body)
+      fingerprint.push_back(op.getAttrDictionary());
+  }
+  return fingerprint;
+}
+
 FailureOr<std::vector<VariantResult>>
 replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
                const ReplayConfig &config, bool nestInSource,
@@ -276,7 +341,16 @@ replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
       if (failed(verifyHintsApply(gpuModule, hints)))
         return failure();
 
+  if (failed(verifyToolkit(config.binaryPass, gpuModules, source.getLoc())))
+    return failure();
+
   std::vector<VariantResult> results(hintSets.size());
+  // Hint sets that make identical variant modules (same binary pass options,
+  // same hinted attributes) are compiled once; the others copy the result.
+  std::vector<std::pair<std::pair<std::string, SmallVector<Attribute>>,
+                        unsigned>>
+      fingerprints;
+  SmallVector<std::optional<unsigned>> sameAs(hintSets.size());
   // Variants whose `opts` differ need their own binary pass instance.
   // Groups keep the order of their first variant.
   std::vector<std::pair<std::string, SmallVector<unsigned>>> groups;
@@ -288,6 +362,18 @@ replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
     results[index].id = getVariantId(label, hints);
     results[index].hints = hints;
     std::string opts = getBinaryOptsHint(hints);
+    if (std::optional<SmallVector<Attribute>> fingerprint =
+            fingerprintHinted(gpuModules, hints)) {
+      std::pair<std::string, SmallVector<Attribute>> key{opts,
+                                                         *fingerprint};
+      auto seen = find_if(fingerprints,
+                          [&](auto &entry) { return entry.first == key; });
+      if (seen != fingerprints.end()) {
+        sameAs[index] = seen->second;
+        continue;
+      }
+      fingerprints.push_back({std::move(key), index});
+    }
     auto group = find_if(groups, [&](auto &g) { return g.first == opts; });
     if (group == groups.end())
       group = groups.insert(groups.end(), {opts, {}});
@@ -313,6 +399,23 @@ replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
                                   std::min<size_t>(batchSize,
                                                    indices.size() - begin)),
           *pipeline);
+  }
+
+  // Copies for the hint sets whose variant equals an earlier one: same
+  // objects (or the same failure); replayMs 0 says it was not compiled.
+  for (auto [index, original] : enumerate(sameAs)) {
+    if (!original)
+      continue;
+    VariantResult &copy = results[index];
+    const VariantResult &from = results[*original];
+    copy.binaryPass = from.binaryPass;
+    copy.objects = from.objects;
+    copy.binaryIR = from.binaryIR;
+    copy.objectHash = from.objectHash;
+    copy.error = from.error;
+    copy.replayMs = 0;
+    copy.replayedWith = from.replayedWith;
+    copy.duplicateOf = from.index;
   }
 
   markDuplicates(results);
