@@ -20,8 +20,11 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
 
+#include <atomic>
 #include <chrono>
 
 using namespace mlir;
@@ -105,6 +108,55 @@ static LogicalResult installBinaries(ModuleOp module, StringRef binaryIR) {
     gpuModule.erase();
   }
   return success();
+}
+
+/// Replays each of `indices` alone, `config.maxParallel` at a time, each in a
+/// CrashRecoveryContext: a backend that aborts (an LLVM fatal error, a
+/// segfault) fails only its own variant.
+static FailureOr<std::vector<VariantResult>>
+replayIsolated(ModuleOp preBinary, ArrayRef<HintSet> hintSets,
+               ArrayRef<unsigned> indices, const ReplayConfig &config,
+               PipelineRunner runner) {
+  llvm::CrashRecoveryContext::Enable();
+  std::vector<VariantResult> results(indices.size());
+  std::atomic<bool> setupFailed{false};
+  llvm::DefaultThreadPool pool(
+      llvm::hardware_concurrency(std::max(1u, config.maxParallel)));
+  for (auto [k, i] : llvm::enumerate(indices)) {
+    pool.async([&, k = k, i = i] {
+      ReplayConfig one = config;
+      one.maxParallel = 1;
+      one.variantIndices = {i};
+      FailureOr<std::vector<VariantResult>> replayed = failure();
+      llvm::CrashRecoveryContext crc;
+      if (!crc.RunSafely([&] {
+            replayed = replayVariants(preBinary, {hintSets[i]}, one,
+                                      /*nestInSource=*/false, runner);
+          })) {
+        releaseErrorCapturesAfterCrash();
+        VariantResult &crashed = results[k];
+        crashed.index = i;
+        crashed.hints = hintSets[i];
+        crashed.id = getVariantId(i, hintSets[i]);
+        // On Unix RetCode is 128 + the signal number.
+        crashed.error =
+            llvm::formatv("the binary pass crashed (signal {0}); the "
+                          "backend's message is on stderr",
+                          crc.RetCode > 128 ? crc.RetCode - 128 : crc.RetCode)
+                .str();
+        return;
+      }
+      if (failed(replayed)) {
+        setupFailed = true;
+        return;
+      }
+      results[k] = std::move(replayed->front());
+    });
+  }
+  pool.wait();
+  if (setupFailed)
+    return failure();
+  return results;
 }
 
 FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
@@ -243,28 +295,38 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
   }
   say(llvm::formatv("phase 2: {0} variant(s) from cache, replaying {1}",
                     n - misses.size(), misses.size()));
-  // Compiles `indices` together and stores what succeeds.
+  // Compiles `indices` and stores what succeeds.
   auto replay = [&](ArrayRef<unsigned> indices) -> LogicalResult {
     if (indices.empty())
       return success();
-    std::vector<HintSet> hintSets;
-    for (unsigned i : indices)
-      hintSets.push_back(job.hintSets[i]);
     ReplayConfig config;
     config.binaryPass = split->binaryPass;
     config.maxParallel =
         options.jobs ? options.jobs
                      : llvm::hardware_concurrency().compute_thread_count();
-    config.variantIndices.assign(indices.begin(), indices.end());
-    FailureOr<std::vector<VariantResult>> replayed = replayVariants(
-        *preBinary, hintSets, config, /*nestInSource=*/false,
-        [&](OpPassManager &pipeline, ModuleOp container) {
-          return runPipeline(pipeline, container, /*dump=*/false);
-        });
-    if (failed(replayed))
-      return failure();
+    auto runner = [&](OpPassManager &pipeline, ModuleOp container) {
+      return runPipeline(pipeline, container, /*dump=*/false);
+    };
+    std::vector<VariantResult> replayed;
+    if (options.isolateCrashes) {
+      FailureOr<std::vector<VariantResult>> isolated =
+          replayIsolated(*preBinary, job.hintSets, indices, config, runner);
+      if (failed(isolated))
+        return failure();
+      replayed = std::move(*isolated);
+    } else {
+      std::vector<HintSet> hintSets;
+      for (unsigned i : indices)
+        hintSets.push_back(job.hintSets[i]);
+      config.variantIndices.assign(indices.begin(), indices.end());
+      FailureOr<std::vector<VariantResult>> batch = replayVariants(
+          *preBinary, hintSets, config, /*nestInSource=*/false, runner);
+      if (failed(batch))
+        return failure();
+      replayed = std::move(*batch);
+    }
     for (auto [k, i] : llvm::enumerate(indices)) {
-      VariantResult &variant = (*replayed)[k];
+      VariantResult &variant = replayed[k];
       if (variant.succeeded())
         cache.store("binary", keys[i], encodeVariant(variant));
       say(llvm::formatv("variant {0}/{1} {2}: {3}", i + 1, n, variant.id,

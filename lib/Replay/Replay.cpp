@@ -14,6 +14,7 @@
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -178,6 +179,51 @@ static std::string formatDiagnostic(Diagnostic &diag) {
   return text;
 }
 
+namespace {
+/// Collects the errors that this thread emits (replays may run on several
+/// threads at once, each with its own capture). Unlike
+/// ScopedDiagnosticHandler it can be unregistered after a crash unwound its
+/// frame: see releaseErrorCapturesAfterCrash.
+class ErrorCapture {
+public:
+  ErrorCapture(MLIRContext *ctx, std::string &sink) : ctx(ctx) {
+    uint64_t thread = llvm::get_threadid();
+    id = ctx->getDiagEngine().registerHandler(
+        [thread, &sink](Diagnostic &diag) -> LogicalResult {
+          if (llvm::get_threadid() != thread ||
+              diag.getSeverity() != mlir::DiagnosticSeverity::Error)
+            return failure();
+          sink += formatDiagnostic(diag) + "\n";
+          return success();
+        });
+    live().emplace_back(ctx, id);
+  }
+  ~ErrorCapture() {
+    ctx->getDiagEngine().eraseHandler(id);
+    llvm::erase(live(), std::make_pair(ctx, id));
+  }
+
+  /// The captures of this thread still registered.
+  static std::vector<std::pair<MLIRContext *, DiagnosticEngine::HandlerID>> &
+  live() {
+    thread_local std::vector<
+        std::pair<MLIRContext *, DiagnosticEngine::HandlerID>>
+        ids;
+    return ids;
+  }
+
+private:
+  MLIRContext *ctx;
+  DiagnosticEngine::HandlerID id;
+};
+} // namespace
+
+void releaseErrorCapturesAfterCrash() {
+  for (auto [ctx, id] : ErrorCapture::live())
+    ctx->getDiagEngine().eraseHandler(id);
+  ErrorCapture::live().clear();
+}
+
 ModuleOp BatchCompiler::buildVariant(OpBuilder &b, unsigned index) {
   VariantResult &result = results[index];
   auto variant = ModuleOp::create(b, source.getLoc(), result.id);
@@ -221,12 +267,7 @@ void BatchCompiler::compile(ArrayRef<unsigned> indices,
   SmallVector<std::pair<unsigned, ModuleOp>> variants;
   {
     // Diagnostics of a hint set that fails belong to that variant's result.
-    ScopedDiagnosticHandler capture(ctx, [&](Diagnostic &diag) {
-      if (diag.getSeverity() != mlir::DiagnosticSeverity::Error)
-        return failure();
-      captured += formatDiagnostic(diag) + "\n";
-      return success();
-    });
+    ErrorCapture capture(ctx, captured);
     b.setInsertionPointToEnd(container.getBody());
     for (unsigned index : indices) {
       captured.clear();
@@ -307,13 +348,17 @@ static LogicalResult verifyToolkit(StringRef binaryPass,
 /// region-less copies (cloneWithoutRegions) and the resulting attributes,
 /// uniqued by the context, compare exactly: no hash collisions. Returns
 /// nothing if the hints fail to apply (the real build reports that).
-static std::optional<SmallVector<Attribute>>
+static std::optional<SmallVector<mlir::Attribute>>
 fingerprintHinted(ArrayRef<gpu::GPUModuleOp> gpuModules, const HintSet &hints) {
   if (gpuModules.empty())
     return std::nullopt;
-  ScopedDiagnosticHandler quiet(gpuModules.front().getContext(),
-                                [](Diagnostic &) { return success(); });
-  SmallVector<Attribute> fingerprint;
+  // Silences this thread's diagnostics only: replays may run on others.
+  uint64_t thread = llvm::get_threadid();
+  ScopedDiagnosticHandler quiet(
+      gpuModules.front()->getContext(), [thread](Diagnostic &) {
+        return success(llvm::get_threadid() == thread);
+      });
+  SmallVector<mlir::Attribute> fingerprint;
   for (gpu::GPUModuleOp gpuModule : gpuModules) {
     OwningOpRef<gpu::GPUModuleOp> skeleton =
         cast<gpu::GPUModuleOp>(gpuModule->cloneWithoutRegions());
@@ -322,7 +367,7 @@ fingerprintHinted(ArrayRef<gpu::GPUModuleOp> gpuModules, const HintSet &hints) {
       body->push_back(func->cloneWithoutRegions());
     if (failed(applyHints(*skeleton, hints)))
       return std::nullopt;
-    fingerprint.push_back(skeleton->getAttrDictionary());
+    fingerprint.push_back(skeleton.get()->getAttrDictionary());
     for (Operation &op : *body)
       fingerprint.push_back(op.getAttrDictionary());
   }
@@ -347,7 +392,7 @@ replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
   std::vector<VariantResult> results(hintSets.size());
   // Hint sets that make identical variant modules (same binary pass options,
   // same hinted attributes) are compiled once; the others copy the result.
-  std::vector<std::pair<std::pair<std::string, SmallVector<Attribute>>,
+  std::vector<std::pair<std::pair<std::string, SmallVector<mlir::Attribute>>,
                         unsigned>>
       fingerprints;
   SmallVector<std::optional<unsigned>> sameAs(hintSets.size());
@@ -362,9 +407,9 @@ replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
     results[index].id = getVariantId(label, hints);
     results[index].hints = hints;
     std::string opts = getBinaryOptsHint(hints);
-    if (std::optional<SmallVector<Attribute>> fingerprint =
+    if (std::optional<SmallVector<mlir::Attribute>> fingerprint =
             fingerprintHinted(gpuModules, hints)) {
-      std::pair<std::string, SmallVector<Attribute>> key{opts,
+      std::pair<std::string, SmallVector<mlir::Attribute>> key{opts,
                                                          *fingerprint};
       auto seen = find_if(fingerprints,
                           [&](auto &entry) { return entry.first == key; });

@@ -72,6 +72,11 @@ static cl::opt<bool>
     explainCacheOpt("explain-cache",
                     cl::desc("Say which key part changed on a cache miss"));
 static cl::opt<bool> quietOpt("quiet", cl::desc("No progress lines"));
+static cl::opt<bool> isolateOpt(
+    "isolate",
+    cl::desc("Replay each variant alone under crash recovery, so a backend "
+             "crash fails only its variant (default on)"),
+    cl::init(true));
 
 static std::string findRocmToolkit(const char *argv0) {
   if (std::optional<std::string> env =
@@ -200,6 +205,7 @@ int main(int argc, char **argv) {
 
   fly::SplitCompilerOptions options = fly::SplitCompilerOptions::fromEnvironment();
   options.jobs = jobsOpt;
+  options.isolateCrashes = isolateOpt;
   if (noCacheOpt)
     options.cache.enabled = false;
   options.configurePassManager = [](PassManager &pm) {

@@ -51,6 +51,10 @@ struct SplitCompilerOptions {
   /// Applied to every PassManager the compiler creates (IR printing,
   /// timing, crash reproducer: mlir::applyPassManagerCLOptions).
   std::function<mlir::LogicalResult(mlir::PassManager &)> configurePassManager;
+  /// Replay each variant alone in a CrashRecoveryContext, so a backend that
+  /// aborts fails only its variant. Installs LLVM's crash-recovery signal
+  /// handlers process-wide, hence off by default for embedders.
+  bool isolateCrashes = false;
   /// Progress lines ("phase 1 ...", "variant 3/8 ...").
   std::function<void(llvm::StringRef)> progress;
 

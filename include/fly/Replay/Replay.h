@@ -71,6 +71,10 @@ mlir::FailureOr<std::string> setBinaryPassOptions(llvm::StringRef binaryPass,
                                                   llvm::StringRef options,
                                                   mlir::Location loc);
 
+/// After a crash unwound a replay on this thread (CrashRecoveryContext),
+/// unregisters its diagnostic capture, whose frame is gone.
+void releaseErrorCapturesAfterCrash();
+
 /// The symbol name of variant `index`: `v<index>_<label>`.
 std::string getVariantId(unsigned index, const HintSet &hints);
 
