@@ -37,3 +37,31 @@ if config.rocm_toolkit and os.path.exists(
     config.available_features.add("rocdl-toolkit")
 if config.ptxas and os.access(config.ptxas, os.X_OK):
     config.available_features.add("ptxas")
+
+# fly-run (test/Runtime): the HIP backend plugin, and real devices. A device
+# feature is only set when fly-run --probe really finds one, so GPU tests
+# skip cleanly on GPU-less machines and in CI.
+import subprocess
+
+fly_run = os.path.join(config.fly_tools_dir, "fly-run")
+if os.path.exists(os.path.join(config.fly_lib_dir, "libFlyRuntimeHip.so")):
+    config.available_features.add("hip-backend")
+
+
+def fly_run_probe(backend):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("FLY_LIBCUDA", "FLY_HIP_BACKEND")}
+    try:
+        return subprocess.run([fly_run, "--probe", "--backend=" + backend],
+                              env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL,
+                              timeout=120).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+if os.access(fly_run, os.X_OK):
+    if fly_run_probe("cuda"):
+        config.available_features.add("cuda-device")
+    if fly_run_probe("hip"):
+        config.available_features.add("hip-device")

@@ -1,0 +1,130 @@
+//===- Backend.h - Load, launch and time GPU kernels ------------*- C++ -*-===//
+//
+// One interface, two backends: CUDA (the driver API, dlopen'ed from
+// libcuda.so.1 at run time, so nothing links against CUDA) and HIP (a plugin,
+// libFlyRuntimeHip.so, that links libamdhip64 and is itself dlopen'ed, so
+// fly-run starts on machines without ROCm). Neither links MLIR or LLVM.
+//
+// Header-only on purpose: the HIP plugin implements this interface without
+// linking the runtime library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_RUNTIME_BACKEND_H
+#define FLY_RUNTIME_BACKEND_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace fly::rt {
+
+/// Success, or what went wrong. `fault` marks errors that poison the device
+/// context (illegal address, launch failure, ...). With CUDA such a "sticky"
+/// error poisons the whole process: no new context helps, the process must
+/// exit. runSweep() therefore only touches the device in worker processes.
+struct Status {
+  bool ok = true;
+  bool fault = false;
+  std::string message;
+
+  static Status success() { return {}; }
+  static Status error(std::string message, bool fault = false) {
+    Status s;
+    s.ok = false;
+    s.fault = fault;
+    s.message = std::move(message);
+    return s;
+  }
+  explicit operator bool() const { return ok; }
+};
+
+/// What open() found.
+enum class OpenResult {
+  Ok,
+  NoRuntime, ///< the driver / runtime library is not installed
+  NoDevice,  ///< the runtime is there but reports no usable device
+  Error,     ///< a device is there but could not be opened
+};
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name; ///< "NVIDIA H200"
+  std::string arch; ///< "sm_90", "gfx942"
+  size_t totalMemory = 0;
+  std::string runtimeVersion; ///< "CUDA driver 13.0", "HIP 5.2"
+};
+
+struct KernelAttributes {
+  int registers = -1;     ///< per thread (VGPRs on AMD)
+  int64_t localBytes = -1; ///< per-thread local (spill) memory / scratch
+  int64_t sharedBytes = -1; ///< static shared memory
+  int maxThreadsPerBlock = -1;
+};
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+using DevicePtr = uint64_t;
+using ModuleHandle = void *;
+using FunctionHandle = void *;
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+  /// "CUDA" or "HIP".
+  virtual const char *name() const = 0;
+
+  /// Finds the runtime, initialises it and makes device `ordinal` current.
+  /// Never aborts: every failure is an OpenResult plus `message`.
+  virtual OpenResult open(int ordinal, std::string &message) = 0;
+  virtual DeviceInfo info() const = 0;
+  /// Throws the context away and makes a fresh one. Every module, function
+  /// and buffer of the old context is gone. It does not help after a sticky
+  /// fault (see Status::fault): only a new process does.
+  virtual Status reset() = 0;
+
+  virtual Status loadModule(const std::string &image, ModuleHandle &module) = 0;
+  virtual Status unloadModule(ModuleHandle module) = 0;
+  virtual Status getFunction(ModuleHandle module, const std::string &name,
+                             FunctionHandle &function) = 0;
+  virtual Status getAttributes(FunctionHandle function,
+                               KernelAttributes &attributes) = 0;
+
+  virtual Status allocate(size_t bytes, DevicePtr &ptr) = 0;
+  virtual Status release(DevicePtr ptr) = 0;
+  virtual Status copyToDevice(DevicePtr dst, const void *src, size_t bytes) = 0;
+  virtual Status copyToHost(void *dst, DevicePtr src, size_t bytes) = 0;
+  virtual Status copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes) = 0;
+
+  /// `params[i]` points at the value of kernel parameter i.
+  virtual Status launch(FunctionHandle function, Dim3 grid, Dim3 block,
+                        unsigned sharedBytes, void **params) = 0;
+  /// launch() between two events on the same stream; waits for the stop
+  /// event and returns the elapsed time between them in `ms`.
+  virtual Status timedLaunch(FunctionHandle function, Dim3 grid, Dim3 block,
+                             unsigned sharedBytes, void **params,
+                             float &ms) = 0;
+  virtual Status synchronize() = 0;
+};
+
+/// The CUDA driver backend. `library` overrides where libcuda comes from
+/// (default: $FLY_LIBCUDA, else "libcuda.so.1").
+std::unique_ptr<Backend> createCudaBackend(std::string library = "");
+
+/// The HIP backend, loaded from the plugin `plugin` (default:
+/// $FLY_HIP_BACKEND, else libFlyRuntimeHip.so next to the executable or in
+/// ../lib). Null with `why` set when the plugin or libamdhip64 is missing.
+std::unique_ptr<Backend> createHipBackend(std::string &why,
+                                          std::string plugin = "");
+
+/// The symbol the HIP plugin exports.
+#define FLY_RUNTIME_HIP_ENTRY "flyRuntimeCreateHipBackend"
+using CreateBackendFn = Backend *(*)();
+
+} // namespace fly::rt
+
+#endif // FLY_RUNTIME_BACKEND_H

@@ -1,0 +1,136 @@
+//===- Sweep.h - Load, check and time every variant of a sweep --*- C++ -*-===//
+//
+// For each variant of a fly-tune out-dir: load its object, read the
+// driver-reported kernel attributes, run it once from the spec's initial
+// buffers and compare the outputs with a reference (the spec's host
+// reference if it names one, and the first variant that passes), then time
+// every passing variant. A variant that fails to load, faults or differs is
+// reported and excluded; the sweep goes on.
+//
+// The device is only ever touched in worker processes (fork): a kernel
+// fault (illegal address, ...) poisons CUDA for the whole process, so after
+// one the worker reports it and exits, and a fresh worker carries on with
+// the remaining variants. A worker that dies or stops making progress (a
+// hung kernel) is killed and the variant it was running is excluded.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_RUNTIME_SWEEP_H
+#define FLY_RUNTIME_SWEEP_H
+
+#include "fly/Runtime/Backend.h"
+#include "fly/Runtime/LaunchSpec.h"
+#include "fly/Runtime/SweepManifest.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace fly::rt {
+
+using BackendFactory = std::function<std::unique_ptr<Backend>(std::string &why)>;
+
+struct SweepOptions {
+  /// Makes the backend (null with `why` set if it cannot); called in the
+  /// worker processes only.
+  BackendFactory makeBackend;
+  int device = 0;
+  /// A worker silent for this long is killed (the variant it was running is
+  /// excluded as hung).
+  double variantTimeoutS = 300;
+  /// Overrides of the spec's timing (negative: keep the spec's).
+  int warmup = -1;
+  int repetitions = -1;
+  int maxRepetitions = -1;
+  double minTimeMs = -1;
+  /// Variant ids (or indices) to run; empty: all.
+  std::vector<std::string> only;
+  /// Testing aid: launch this variant with out-of-bounds pointers so that it
+  /// faults, to show the sweep survives it.
+  std::string injectFault;
+  std::function<void(const std::string &)> progress;
+};
+
+struct Stats {
+  int count = 0;
+  double median = 0, min = 0, max = 0, q1 = 0, q3 = 0, mean = 0;
+  /// Interquartile range relative to the median, in percent.
+  double iqrPercent() const { return median > 0 ? 100 * (q3 - q1) / median : 0; }
+};
+Stats computeStats(std::vector<double> samples);
+
+enum class VariantState {
+  Pending,     ///< not run yet (only during a sweep)
+  Ok,          ///< checked and timed
+  NotCompiled, ///< fly-tune reported it failed
+  Skipped,     ///< not selected
+  LoadFailed,  ///< object missing, or module / function load failed
+  Faulted,     ///< the launch failed or the kernel faulted
+  Wrong,       ///< outputs differ from the reference
+};
+const char *stateName(VariantState state);
+
+struct Comparison {
+  size_t checked = 0;
+  size_t mismatches = 0;
+  double maxAbsError = 0;
+  std::string firstMismatch; ///< "C[12345]: 1.5 vs 1.25"
+};
+
+struct VariantOutcome {
+  int index = 0;
+  std::string id;
+  std::string hints;
+  json::Value hintSet;
+  std::optional<int> duplicateOf;
+  std::string objectFile;
+  VariantState state = VariantState::Skipped;
+  std::string message;
+
+  int64_t manifestRegisters = -1;
+  int64_t manifestLocalBytes = -1;
+  KernelAttributes driver;
+  bool registersMatch() const {
+    return manifestRegisters < 0 || driver.registers < 0 ||
+           manifestRegisters == driver.registers;
+  }
+
+  Comparison againstHost;
+  Comparison againstVariant;
+  std::vector<double> timesMs;
+  Stats stats;
+};
+
+struct SweepResult {
+  /// Not Ok: the worker could not open the device (openMessage says why).
+  OpenResult open = OpenResult::Ok;
+  std::string openMessage;
+  DeviceInfo device;
+  int workers = 0; ///< worker processes used (1 + restarts after faults)
+  std::string kernel;
+  std::vector<VariantOutcome> variants;
+  int referenceVariant = -1; ///< index into variants
+  int baseline = -1;         ///< the default (first) hint set, if it passed
+  int winner = -1;
+  size_t hostSamples = 0;
+  std::string fatal; ///< set when the sweep could not run at all
+};
+
+/// Checks the spec against the manifest before any device is touched: picks
+/// the kernel, and compares the expanded parameter list with the cubin's
+/// own parameter table. False with `error` when they disagree.
+bool checkSpecAgainstManifest(const LaunchSpec &spec,
+                              const SweepManifest &manifest,
+                              std::string &kernel, std::string &error);
+
+SweepResult runSweep(const LaunchSpec &spec, const SweepManifest &manifest,
+                     const std::string &kernel, const SweepOptions &options);
+
+/// Opens the device in a short-lived child process (so that this process
+/// never initialises the GPU runtime, and can fork workers) and reports it.
+OpenResult probeDevice(const BackendFactory &make,
+                       int ordinal, DeviceInfo &info, std::string &message);
+
+} // namespace fly::rt
+
+#endif // FLY_RUNTIME_SWEEP_H

@@ -1,0 +1,70 @@
+//===- SweepManifest.h - Read fly-tune's manifest.json ----------*- C++ -*-===//
+//
+// The reading side of lib/Replay/Manifest.cpp, without LLVM: the variants,
+// their object files and the compile-time kernel metadata.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_RUNTIME_SWEEPMANIFEST_H
+#define FLY_RUNTIME_SWEEPMANIFEST_H
+
+#include "fly/Runtime/Json.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fly::rt {
+
+struct ManifestKernel {
+  std::string name;
+  json::Value metadata;
+  /// Registers per thread the compiler reported ("registers" on NVVM,
+  /// "vgpr_count" on ROCDL); -1 when absent.
+  int64_t registers() const;
+  /// Per-thread spill/stack bytes ("frame_bytes" / "private_segment_fixed_size").
+  int64_t localBytes() const;
+};
+
+struct ManifestObject {
+  std::string gpuModule;
+  std::string format; ///< bin, fatbin, isa, offload
+  std::string file;   ///< path of the object file; empty if not written
+  std::vector<ManifestKernel> kernels;
+};
+
+struct ManifestVariant {
+  int index = 0;
+  std::string id;
+  std::string hints; ///< canonical "k=v,k=v"; empty is the default
+  json::Value hintSet;
+  bool ok = false;
+  std::string error;
+  std::optional<int> duplicateOf;
+  std::string objectHash; ///< fly-tune's hash of the variant's objects
+  std::vector<ManifestObject> objects;
+
+  /// The object holding `kernel` and its metadata, or null.
+  const ManifestObject *findKernel(const std::string &kernel,
+                                   const ManifestKernel **info = nullptr) const;
+};
+
+struct SweepManifest {
+  std::string dir;
+  std::string target; ///< "nvvm:sm_90"
+  std::string family; ///< "nvvm" / "rocdl"
+  std::string chip;   ///< "sm_90"
+  std::string baseKey;
+  std::string input;
+  std::vector<ManifestVariant> variants;
+
+  /// Kernel names found in the variants' objects, first-seen order.
+  std::vector<std::string> kernelNames() const;
+};
+
+bool readSweepManifest(const std::string &dir, SweepManifest &manifest,
+                       std::string &error);
+
+} // namespace fly::rt
+
+#endif // FLY_RUNTIME_SWEEPMANIFEST_H
