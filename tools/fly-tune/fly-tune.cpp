@@ -26,6 +26,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/WithColor.h"
 
 #include "BundledExample.inc"
@@ -72,6 +73,14 @@ static cl::opt<bool>
     explainCacheOpt("explain-cache",
                     cl::desc("Say which key part changed on a cache miss"));
 static cl::opt<bool> quietOpt("quiet", cl::desc("No progress lines"));
+static cl::opt<std::string> benchOpt(
+    "bench",
+    cl::desc("After compiling, run every variant on the GPU with fly-run and "
+             "this launch spec (JSON), and pick the winner"),
+    cl::value_desc("launch-spec.json"));
+static cl::opt<bool> retuneOpt("retune",
+                               cl::desc("With --bench: measure again even if "
+                                        "a stored winner matches"));
 static cl::opt<bool> isolateOpt(
     "isolate",
     cl::desc("Replay each variant alone under crash recovery, so a backend "
@@ -121,6 +130,36 @@ static std::string presetPipeline(StringRef family, StringRef chip,
                        "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm),"
                        "reconcile-unrealized-casts,{1})",
                        chip, binary);
+}
+
+/// Hands the variants to fly-run, which sits beside fly-tune and links no
+/// LLVM: the GPU step is the same whether it runs here or on another
+/// machine. Returns fly-run's status (77: no device), or `status` if worse.
+static int runBench(const char *argv0, int status) {
+  std::string exe = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&findRocmToolkit));
+  llvm::SmallString<256> flyRun(llvm::sys::path::parent_path(exe));
+  llvm::sys::path::append(flyRun, "fly-run");
+  if (!llvm::sys::fs::can_execute(flyRun)) {
+    llvm::WithColor::error(llvm::errs(), "fly-tune")
+        << "--bench needs fly-run beside fly-tune (" << flyRun << ")\n";
+    return 1;
+  }
+  llvm::SmallVector<StringRef> args = {flyRun, outDirOpt, benchOpt};
+  if (retuneOpt)
+    args.push_back("--retune");
+  if (quietOpt)
+    args.push_back("--quiet");
+  llvm::outs().flush();
+  std::string error;
+  int benchStatus = llvm::sys::ExecuteAndWait(flyRun, args, std::nullopt, {},
+                                              0, 0, &error);
+  if (benchStatus < 0) {
+    llvm::WithColor::error(llvm::errs(), "fly-tune")
+        << "cannot run fly-run: " << error << "\n";
+    return 1;
+  }
+  return benchStatus != 0 ? benchStatus : status;
 }
 
 static std::string metadataCell(const llvm::json::Object &md, StringRef key) {
@@ -308,10 +347,13 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(std::move(err)));
   llvm::outs() << "\nwrote " << result->variants.size() << " variants and "
                << outDirOpt << "/manifest.json\n";
+  int status = 0;
   if (unsigned failed = result->numFailed()) {
     llvm::errs() << "fly-tune: partial: " << failed << " of "
                  << result->variants.size() << " variants failed\n";
-    return 2;
+    status = 2;
   }
-  return 0;
+  if (benchOpt.empty())
+    return status;
+  return runBench(argv[0], status);
 }
