@@ -155,11 +155,12 @@ TEST(HintSetParse, BracketedFuncValues) {
             "array<i32: 64, 1, 1>");
   EXPECT_EQ(*set.lookup("func.fly.list"), "[1, 2, 3]");
   EXPECT_EQ(*set.lookup("func.fly.dict"), "{a = 1 : i32, b = \"x\"}");
-  // func.* values print as written (they are attribute literals) and the
-  // canonical form parses back to the same set.
+  // Values outside [A-Za-z0-9_.:+/-] print quoted (quotes and backslashes
+  // escaped), and the canonical form parses back to the same set.
   EXPECT_EQ(set.canonical(),
-            "func.fly.dict={a = 1 : i32, b = \"x\"},func.fly.list=[1, 2, 3],"
-            "func.rocdl.reqd_work_group_size=array<i32: 64, 1, 1>,"
+            "func.fly.dict=\"{a = 1 : i32, b = \\\"x\\\"}\","
+            "func.fly.list=\"[1, 2, 3]\","
+            "func.rocdl.reqd_work_group_size=\"array<i32: 64, 1, 1>\","
             "waves_per_eu=2");
   EXPECT_EQ(parseOK(set.canonical()), set);
 }
@@ -395,6 +396,28 @@ TEST(ParseHintSets, ErrorNamesTheSet) {
 // parseHintSetsJSON
 //===----------------------------------------------------------------------===//
 
+// Found by fuzz/HintSetFuzzer: canonical forms that did not parse back, or
+// that two different sets shared (they are cache keys).
+TEST(HintSetCanonical, RoundTripsAndIsInjective) {
+  Expected<std::vector<HintSet>> sets = parseHintSetsJSON(R"json([
+    {"opts": "(", "passthrough.z": "1"},
+    {"func.a": "1,func.b=2"},
+    {"opts": "x\\", "passthrough.q": "\"y"}
+  ])json");
+  ASSERT_TRUE(static_cast<bool>(sets)) << llvm::toString(sets.takeError());
+  for (const HintSet &set : *sets) {
+    HintSet back = parseOK(set.canonical());
+    EXPECT_EQ(back, set) << set.canonical();
+  }
+  HintSet text = parseOK("func.a=1,func.b=2");
+  EXPECT_EQ(text.entries().size(), 2u);
+  EXPECT_NE(text.canonical(), (*sets)[1].canonical());
+  Expected<HintSet> badName = HintSet::parse("func.a(=1");
+  ASSERT_FALSE(static_cast<bool>(badName));
+  EXPECT_NE(llvm::toString(badName.takeError()).find("may only use letters"),
+            std::string::npos);
+}
+
 TEST(ParseHintSetsJSON, Valid) {
   Expected<std::vector<HintSet>> sets = parseHintSetsJSON(R"json([
     {},
@@ -412,7 +435,7 @@ TEST(ParseHintSetsJSON, Valid) {
                 "maxnreg=64,waves_per_eu=2",
                 "fast_fp_math=1,unsafe_fp_math=0",
                 "maxnreg=96,opts=\"-O1 -v\"",
-                "func.rocdl.reqd_work_group_size=array<i32: 64, 1, 1>",
+                "func.rocdl.reqd_work_group_size=\"array<i32: 64, 1, 1>\"",
             }));
   // The same sets as the textual syntax.
   EXPECT_EQ((*sets)[2], parseOK("waves_per_eu=2,maxnreg=64"));

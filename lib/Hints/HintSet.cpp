@@ -94,6 +94,12 @@ Error HintSet::add(StringRef key, StringRef value) {
   key = key.trim();
   if (key.empty())
     return hintError("empty hint name");
+  if (llvm::any_of(key, [](char c) {
+        return !isAlnum(c) && c != '_' && c != '.' && c != '-';
+      }))
+    return hintError(formatv("hint name '{0}' may only use letters, digits, "
+                             "'_', '.' and '-'",
+                             key));
   Expected<std::string> canonValue = normaliseHint(key, value);
   if (!canonValue)
     return canonValue.takeError();
@@ -120,7 +126,7 @@ static Expected<SmallVector<StringRef>> splitTopLevel(StringRef text,
   int depth = 0;
   char quote = 0;
   size_t start = 0;
-  for (size_t i = 0, e = text.size(); i != e; ++i) {
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
     char c = text[i];
     if (quote) {
       if (c == '\\')
@@ -205,8 +211,13 @@ Expected<HintSet> HintSet::fromJSON(const json::Value &value) {
   return set;
 }
 
+/// Values outside this conservative alphabet are printed quoted, so the
+/// canonical form always parses back to the same set (and two sets never
+/// share a canonical form: it is a cache key).
 static bool needsQuotes(StringRef value) {
-  return value.empty() || value.find_first_of(",;=\"' \t") != StringRef::npos;
+  return value.empty() || llvm::any_of(value, [](char c) {
+           return !isAlnum(c) && !StringRef("_.:+-/").contains(c);
+         });
 }
 
 std::string HintSet::canonical() const {
@@ -216,12 +227,7 @@ std::string HintSet::canonical() const {
       entries_, os,
       [&](const Entry &e) {
         os << e.first << '=';
-        // func.* values are attribute literals, printed as written unless
-        // they start with a quote that parsing would strip (a string
-        // attribute): those are quoted once more so the form parses back.
-        bool isFunc = e.first.rfind("func.", 0) == 0;
-        if (!needsQuotes(e.second) ||
-            (isFunc && e.second.front() != '"' && e.second.front() != '\'')) {
+        if (!needsQuotes(e.second)) {
           os << e.second;
           return;
         }

@@ -187,7 +187,7 @@ module attributes {gpu.container_module} {
 //--- func-not-attribute.mlir
 // One error, at the gpu.module, that includes the parser's complaint.
 module attributes {gpu.container_module} {
-  // expected-error@+1 {{hint 'func.fly.x' (hint set 'func.fly.x=not an attribute') has a value that is not an MLIR attribute: 'not an attribute' (expected attribute value)}}
+  // expected-error@+1 {{hint 'func.fly.x' (hint set 'func.fly.x="not an attribute"') has a value that is not an MLIR attribute: 'not an attribute' (expected attribute value)}}
   gpu.module @kernels [#rocdl.target<chip = "gfx942">] {
     llvm.func @k() attributes {gpu.kernel, rocdl.kernel} {
       llvm.return
