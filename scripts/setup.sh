@@ -8,7 +8,9 @@ SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 PACKAGES=(cmake ninja-build g++ python3 libgtest-dev
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools lld-22
-          rocm-device-libs)
+          rocm-device-libs
+          libamdhip64-dev              # fly-run's HIP backend (AMD GPUs)
+          clang-22 libclang-rt-22-dev)  # libFuzzer + ASan for scripts/fuzz.sh
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
