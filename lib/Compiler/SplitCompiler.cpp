@@ -9,6 +9,8 @@
 #include "fly/Replay/Replay.h"
 #include "fly/Snapshot/Snapshot.h"
 
+#include "fly/Replay/VariantDedupe.h"
+
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
@@ -309,16 +311,49 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
     };
     std::vector<VariantResult> replayed;
     if (options.isolateCrashes) {
+      // One replayVariants call per variant cannot see duplicates: identical
+      // hinted variants are found here and compiled once.
+      std::vector<HintSet> hintSets;
+      for (unsigned i : indices)
+        hintSets.push_back(job.hintSets[i]);
+      SmallVector<std::optional<unsigned>> sameAs =
+          findDuplicateVariants(*preBinary, hintSets);
+      SmallVector<unsigned> distinct;
+      for (auto [k, i] : llvm::enumerate(indices))
+        if (!sameAs[k])
+          distinct.push_back(i);
       FailureOr<std::vector<VariantResult>> isolated =
-          replayIsolated(*preBinary, job.hintSets, indices, config, runner);
+          replayIsolated(*preBinary, job.hintSets, distinct, config, runner);
       if (failed(isolated))
         return failure();
-      replayed = std::move(*isolated);
+      replayed.resize(indices.size());
+      for (size_t k = 0, d = 0; k < indices.size(); ++k)
+        if (!sameAs[k])
+          replayed[k] = std::move((*isolated)[d++]);
+      for (size_t k = 0; k < indices.size(); ++k) {
+        if (!sameAs[k])
+          continue;
+        VariantResult &copy = replayed[k];
+        copy.index = indices[k];
+        copy.hints = job.hintSets[indices[k]];
+        copy.id = getVariantId(indices[k], copy.hints);
+        copyVariantOutcome(copy, replayed[*sameAs[k]]);
+      }
     } else {
       std::vector<HintSet> hintSets;
       for (unsigned i : indices)
         hintSets.push_back(job.hintSets[i]);
       config.variantIndices.assign(indices.begin(), indices.end());
+      // The context's thread pool bounds how many variants compile at once.
+      // Batches of exactly that many make every batch wait for its slowest
+      // variant; larger batches (up to 4 variants per thread, which bounds
+      // the hinted copies alive) let a free thread take the next variant.
+      unsigned threads =
+          context.isMultithreadingEnabled() ? context.getNumThreads() : 1;
+      if (threads > 1 && config.maxParallel >= threads)
+        config.maxParallel = std::max<unsigned>(
+            config.maxParallel,
+            std::min<size_t>(indices.size(), 4 * threads));
       FailureOr<std::vector<VariantResult>> batch = replayVariants(
           *preBinary, hintSets, config, /*nestInSource=*/false, runner);
       if (failed(batch))
@@ -327,7 +362,8 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
     }
     for (auto [k, i] : llvm::enumerate(indices)) {
       VariantResult &variant = replayed[k];
-      if (variant.succeeded())
+      // Encoding copies every object: not for a cache that is off.
+      if (variant.succeeded() && cache.enabled())
         cache.store("binary", keys[i], encodeVariant(variant));
       say(llvm::formatv("variant {0}/{1} {2}: {3}", i + 1, n, variant.id,
                         variant.succeeded() ? "ok" : "FAILED"));

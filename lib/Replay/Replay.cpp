@@ -1,6 +1,7 @@
 //===- Replay.cpp - Replay gpu-module-to-binary per hint set --------------===//
 
 #include "fly/Replay/Replay.h"
+#include "fly/Replay/VariantDedupe.h"
 
 #include "fly/Hints/ApplyHints.h"
 #include "fly/Snapshot/Snapshot.h"
@@ -374,6 +375,40 @@ fingerprintHinted(ArrayRef<gpu::GPUModuleOp> gpuModules, const HintSet &hints) {
   return fingerprint;
 }
 
+SmallVector<std::optional<unsigned>>
+findDuplicateVariants(ModuleOp source, ArrayRef<HintSet> hintSets) {
+  SmallVector<gpu::GPUModuleOp> gpuModules = getTargetedGpuModules(source);
+  std::vector<std::pair<std::pair<std::string, SmallVector<mlir::Attribute>>,
+                        unsigned>>
+      seen;
+  SmallVector<std::optional<unsigned>> sameAs(hintSets.size());
+  for (auto [index, hints] : enumerate(hintSets)) {
+    std::optional<SmallVector<mlir::Attribute>> fingerprint =
+        fingerprintHinted(gpuModules, hints);
+    if (!fingerprint)
+      continue;
+    std::pair<std::string, SmallVector<mlir::Attribute>> key{
+        getBinaryOptsHint(hints), std::move(*fingerprint)};
+    auto it = find_if(seen, [&](auto &entry) { return entry.first == key; });
+    if (it != seen.end())
+      sameAs[index] = it->second;
+    else
+      seen.push_back({std::move(key), static_cast<unsigned>(index)});
+  }
+  return sameAs;
+}
+
+void copyVariantOutcome(VariantResult &copy, const VariantResult &from) {
+  copy.binaryPass = from.binaryPass;
+  copy.objects = from.objects;
+  copy.binaryIR = from.binaryIR;
+  copy.objectHash = from.objectHash;
+  copy.error = from.error;
+  copy.replayMs = 0;
+  copy.replayedWith = from.replayedWith;
+  copy.duplicateOf = from.index;
+}
+
 FailureOr<std::vector<VariantResult>>
 replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
                const ReplayConfig &config, bool nestInSource,
@@ -392,10 +427,8 @@ replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
   std::vector<VariantResult> results(hintSets.size());
   // Hint sets that make identical variant modules (same binary pass options,
   // same hinted attributes) are compiled once; the others copy the result.
-  std::vector<std::pair<std::pair<std::string, SmallVector<mlir::Attribute>>,
-                        unsigned>>
-      fingerprints;
-  SmallVector<std::optional<unsigned>> sameAs(hintSets.size());
+  SmallVector<std::optional<unsigned>> sameAs =
+      findDuplicateVariants(source, hintSets);
   // Variants whose `opts` differ need their own binary pass instance.
   // Groups keep the order of their first variant.
   std::vector<std::pair<std::string, SmallVector<unsigned>>> groups;
@@ -406,19 +439,9 @@ replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
     results[index].index = label;
     results[index].id = getVariantId(label, hints);
     results[index].hints = hints;
+    if (sameAs[index])
+      continue;
     std::string opts = getBinaryOptsHint(hints);
-    if (std::optional<SmallVector<mlir::Attribute>> fingerprint =
-            fingerprintHinted(gpuModules, hints)) {
-      std::pair<std::string, SmallVector<mlir::Attribute>> key{opts,
-                                                         *fingerprint};
-      auto seen = find_if(fingerprints,
-                          [&](auto &entry) { return entry.first == key; });
-      if (seen != fingerprints.end()) {
-        sameAs[index] = seen->second;
-        continue;
-      }
-      fingerprints.push_back({std::move(key), index});
-    }
     auto group = find_if(groups, [&](auto &g) { return g.first == opts; });
     if (group == groups.end())
       group = groups.insert(groups.end(), {opts, {}});
@@ -448,20 +471,9 @@ replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
 
   // Copies for the hint sets whose variant equals an earlier one: same
   // objects (or the same failure); replayMs 0 says it was not compiled.
-  for (auto [index, original] : enumerate(sameAs)) {
-    if (!original)
-      continue;
-    VariantResult &copy = results[index];
-    const VariantResult &from = results[*original];
-    copy.binaryPass = from.binaryPass;
-    copy.objects = from.objects;
-    copy.binaryIR = from.binaryIR;
-    copy.objectHash = from.objectHash;
-    copy.error = from.error;
-    copy.replayMs = 0;
-    copy.replayedWith = from.replayedWith;
-    copy.duplicateOf = from.index;
-  }
+  for (auto [index, original] : enumerate(sameAs))
+    if (original)
+      copyVariantOutcome(results[index], results[*original]);
 
   markDuplicates(results);
   return results;

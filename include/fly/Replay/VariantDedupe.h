@@ -1,0 +1,33 @@
+//===- VariantDedupe.h - Compile identical hinted variants once -*- C++ -*-===//
+//
+// Used by replayVariants (batched replays) and by the split
+// compiler's isolated replays, which call replayVariants one variant at a
+// time and so must find the duplicates themselves.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_REPLAY_VARIANTDEDUPE_H
+#define FLY_REPLAY_VARIANTDEDUPE_H
+
+#include "fly/Hints/HintSet.h"
+#include "fly/Replay/VariantResult.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+
+namespace fly {
+
+/// For each hint set, the position of the first earlier hint set whose hinted
+/// variant of `source` is identical (same `opts`, same hinted gpu.module and
+/// llvm.func attributes), or nullopt. Exact: attributes compare by identity.
+llvm::SmallVector<std::optional<unsigned>>
+findDuplicateVariants(mlir::ModuleOp source, llvm::ArrayRef<HintSet> hintSets);
+
+/// Gives `copy` the outcome of `from` (objects or error) without compiling:
+/// replayMs 0, duplicateOf = from.index. Keeps copy's index, id and hints.
+void copyVariantOutcome(VariantResult &copy, const VariantResult &from);
+
+} // namespace fly
+
+#endif // FLY_REPLAY_VARIANTDEDUPE_H
