@@ -16,7 +16,7 @@
 //   warm      fly::SplitCompiler, jobs=P, in a fresh process whose on-disk
 //             cache holds the pre-binary module but no binaries
 //   ideal     T_pre + sum_i T_bin(i) / P, from single-pass timings (singles)
-//   capacity  P copies of `serial` at once (first N only): how much parallel
+//   capacity  P copies of `serial` at once: how much parallel
 //             speed-up the machine gives independent processes right now
 //
 // Every mode of every repetition runs in its own child process (this binary,
@@ -829,8 +829,8 @@ int parentMain() {
       std::map<std::string, Sample> got;
       for (size_t k = 0; k < modes.size(); ++k) {
         const std::string &mode = modes[(k + rep) % modes.size()];
-        if ((mode == "one" || mode == "capacity") && n != ns.front()) {
-          continue; // Measured with the first N only.
+        if (mode == "one" && n != ns.front()) {
+          continue; // Independent of N: measured with the first N only.
         }
         if (mode == "capacity") {
           // What this machine gives P independent single-threaded compiles
@@ -936,8 +936,9 @@ int parentMain() {
     summary["ideal_P_ms"] = median(idealP);
     summary["ideal_1_ms"] = median(ideal1);
     // Effective parallelism of the machine for this work, from the capacity
-    // samples (first N only): P x serial alone / P serial copies at once.
+    // samples: P x serial alone / P serial copies at once.
     {
+      capacityPeff = NAN;
       std::vector<double> peff;
       if (samples.count("capacity") && samples.count("serial"))
         for (unsigned rep = 0; rep < repsOpt; ++rep)
@@ -1089,6 +1090,15 @@ int parentMain() {
       w["replay_ms"] = median(replay);
       w["setup_ms"] = median(setup);
       w["x_bin_P"] = median(toBinP);
+      if (!std::isnan(capacityPeff) && samples.count("singles")) {
+        std::vector<double> toBinPeff;
+        for (unsigned rep = 0; rep < repsOpt; ++rep)
+          toBinPeff.push_back(
+              (num(samples["warm"][rep].data, "ms") -
+               num(samples["warm"][rep].data, "prefix_ms")) /
+              (num(samples["singles"][rep].data, "t_bin_sum") / capacityPeff));
+        w["x_bin_P_eff"] = median(toBinPeff);
+      }
       w["phase1_from_cache_every_rep"] = allFromCache;
       w["binaries_from_cache_max"] = binaryHits;
     }

@@ -195,7 +195,7 @@ def main(argv):
     w("* **fly parallel, isolated replays**: the same with `isolateCrashes` (fly-tune's default since it exists): each variant is replayed alone (its own replayVariants call under a CrashRecoveryContext), P at a time on a thread pool, so a free thread takes the next variant at once (no batch barrier). Not one of the targets; shown because it schedules differently.")
     w("* **fly warm**: a new process, `SplitCompiler` jobs=P with the on-disk cache (FLY_CACHE_DIR) holding only the level-1 (pre-binary) entry: filled once per N by a separate process, then every `llvmcache-binary-*` file deleted; each repetition starts from a fresh copy of what is left. Phase 1 is a cache load (read + bytecode parse + verify); the N binaries are compiled (and stored).")
     w("* **ideal**: ideal(P) = T_pre + Σᵢ T_bin(i) / P, ideal(1) = T_pre + Σᵢ T_bin(i), from single-pass timings taken in a separate child of the same repetition (*singles*): T_pre = parse + prefix pipeline; T_bin(i) = gpu-module-to-binary alone on a copy of the pre-binary module with hint set i applied (copy and hints not timed).")
-    w("* **machine capacity**: P copies of *fly serial* started at once as separate processes (first N only); P_eff = P × t(one alone) / t(slowest copy) is the parallel speed-up this machine gives independent single-threaded compiles of this workload right now (2 on an idle 2-core machine; less while other processes run or when the copies compete for caches/memory). ideal(P_eff) = T_pre + Σ T_bin / P_eff separates what fly loses from what the machine does not have.")
+    w("* **machine capacity**: P copies of *fly serial* started at once as separate processes, in every repetition; P_eff = P × t(one alone) / t(slowest copy) is the parallel speed-up this machine gives independent single-threaded compiles of this workload right now (2 on an idle 2-core machine; less while other processes run or when the copies compete for caches/memory). ideal(P_eff) = T_pre + Σ T_bin / P_eff separates what fly loses from what the machine does not have.")
     w("* **snapshot handling per variant**: exactly the replay's `buildVariant` steps (create the variant module, clone the gpu.modules into it, write the hints, verify it, erase it), timed alone in a loop; also timed alone: `recordBinaries` (collect objects + print the gpu.binary ops), the prototype's print+parse of the pre-binary module, and the main-module step of SplitCompiler (clone + parse the first variant's binaries).")
     w("* All modes use the same pipeline: fly-tune's preset with 3 rounds of `canonicalize,cse` in front: " + (f"`{configs[0][1].get('pipeline', '')}`" if configs else ""))
     w("")
@@ -228,6 +228,7 @@ def main(argv):
             wx = None
             if warm and sg:
                 wx = (warm["ms"] - warm["load_ms"]) / (sg["t_bin_sum_ms"] / P)
+            warm_eff = warm.get("x_bin_P_eff") if warm else None
             snap = sg.get("snapshot_ms", 0) / sg["t_bin_mean_ms"] if sg else None
             rss = None
             if n == 16 and one and "parallel" in s:
@@ -248,6 +249,8 @@ def main(argv):
                     txt += f", CPU {ser_cpu:.2f}"
                 if label == "parallel" and s.get("parallel_x_ideal_P_eff"):
                     txt += f", vs ideal(P_eff) {s['parallel_x_ideal_P_eff']:.2f}"
+                if label == "warm" and warm_eff:
+                    txt += f" (vs N·T_bin/P_eff {warm_eff:.2f})"
                 cells.append(f"{txt} {ok(met)}")
                 if not met:
                     misses.append((d["name"], d["target"], n, label, val, run, d))
@@ -312,7 +315,7 @@ def main(argv):
                 w(f"fly parallel: {batches} batches; parallel efficiency Σ T_bin / P ÷ time inside the binary pass manager = {pct(eff)}.")
             if s.get("P_eff"):
                 w(f"Machine capacity: {P} copies of fly serial run at once as separate processes went "
-                  f"P_eff = {f2(s['P_eff'])} times as fast as one alone (measured with N={d['runs'][0]['n']}); "
+                  f"P_eff = {f2(s['P_eff'])} times as fast as one alone; "
                   f"ideal(P_eff) = T_pre + Σ T_bin / P_eff = {f1(s.get('ideal_P_eff_ms'))} ms, "
                   f"fly parallel / ideal(P_eff) = {f2(s.get('parallel_x_ideal_P_eff'))}.")
             if s.get("ideal_batches_of_P_ms") and s.get("ideal_P_ms"):
@@ -440,7 +443,8 @@ def main(argv):
             w(f"* **{wl} {tgt} N={n}: fly warm = {val:.2f} × N·T_bin/P after subtracting the cache load "
               f"({f1(wm['load_ms'])} ms).** Phase 2 of the warm process ({f1(wm['replay_ms'])} ms) is the "
               f"same parallel replay as fly parallel, so it inherits its efficiency ({pct(eff)}); "
-              f"N·T_bin/P is perfect scaling. Not in the ratio: the process's own start "
+              f"N·T_bin/P is perfect scaling; against N·T_bin/P_eff (what {P} independent processes achieved) "
+              f"the ratio is {f2(wm.get('x_bin_P_eff'))}. Not in the ratio: the process's own start "
               f"({f1(wm['setup_ms'])} ms to a ready context; {f1(wm['process_wall_ms'])} ms fork/exec to exit).")
         elif label == "serial":
             ser = s["serial"]
