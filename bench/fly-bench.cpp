@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
 #include "fly/Hints/ApplyHints.h"
 #include "fly/Hints/HintSet.h"
@@ -40,13 +41,10 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -559,9 +557,7 @@ public:
 int childMain(StringRef mode) {
   Clock::time_point processStart = Clock::now();
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllToLLVMIRTranslations(registry);
+  fly::registerCompilerDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   auto [family, chip] = StringRef(targetOpt).split(':');

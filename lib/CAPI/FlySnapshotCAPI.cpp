@@ -8,16 +8,14 @@
 
 #include "fly-c/FlySnapshot.h"
 
+#include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -37,9 +35,7 @@ namespace {
 
 struct CompilerImpl {
   explicit CompilerImpl(fly::SplitCompilerOptions options) {
-    registerAllDialects(registry);
-    registerAllExtensions(registry);
-    registerAllToLLVMIRTranslations(registry);
+    fly::registerCompilerDialects(registry);
     context = std::make_unique<MLIRContext>(registry);
     context->loadAllAvailableDialects();
     compiler = std::make_unique<fly::SplitCompiler>(*context,

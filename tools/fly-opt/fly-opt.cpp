@@ -8,18 +8,16 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fly/Compiler/Registration.h"
 #include "fly/Pipeline/ReplayInstrumentation.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Replay/Replay.h"
 #include "fly/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -56,9 +54,7 @@ int main(int argc, char **argv) {
   registerAllPasses();
   fly::registerFlySnapshotPasses();
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllToLLVMIRTranslations(registry);
+  fly::registerCompilerDialects(registry);
 
   auto [inputFile, outputFile] =
       registerAndParseCLIOptions(argc, argv, "fly-opt", registry);

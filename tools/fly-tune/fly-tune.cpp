@@ -9,15 +9,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
 #include "fly/Replay/Manifest.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -236,9 +234,7 @@ int main(int argc, char **argv) {
                                      : std::string(pipelineOpt);
 
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllToLLVMIRTranslations(registry);
+  fly::registerCompilerDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
