@@ -705,6 +705,8 @@ std::vector<Sample> spawnMany(StringRef mode, unsigned n, StringRef hintsFile,
     s.childCpuMs = usage.ru_utime.tv_sec * 1e3 + usage.ru_utime.tv_usec / 1e3 +
                    usage.ru_stime.tv_sec * 1e3 + usage.ru_stime.tv_usec / 1e3;
     childCpuSum += s.childCpuMs;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+      die("cannot execute '" + selfPath + "' for child '" + mode + "'");
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
       die("child '" + mode + "' failed (status " + llvm::Twine(status) + ")");
     std::string text = readFile(outPaths[c]);

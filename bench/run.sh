@@ -18,7 +18,6 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "${1:-$ROOT/build}" && pwd)
-BENCH=$BUILD/bin/fly-bench
 OUT=$BUILD/bench-results
 RESULTS=${FLY_BENCH_RESULTS:-$ROOT/bench/RESULTS.md}
 CUDA=${FLY_BENCH_CUDA:-/usr/local/cuda}
@@ -36,6 +35,10 @@ command -v flock > /dev/null && LOCK=(flock /tmp/fly-build.lock)
 "${LOCK[@]}" ninja -C "$BUILD" fly-bench > /dev/null
 
 rm -rf "$OUT" && mkdir -p "$OUT/work"
+# A private copy: a rebuild of the build tree during the run (other people
+# build there too) must neither break nor change the binary being measured.
+cp "$BUILD/bin/fly-bench" "$OUT/fly-bench"
+BENCH=$OUT/fly-bench
 GEN="python3 $ROOT/bench/gen_workload.py"
 H=$ROOT/bench/hints
 reps() { if [ "$QUICK" = 1 ]; then echo 1; else echo "$1"; fi; }
