@@ -295,9 +295,11 @@ public:
       die(what + " pipeline failed");
   }
 
-  /// The binary pass as it runs for `h` (its `opts` hint merged in).
-  const std::string &binaryPassFor(const fly::HintSet &h) {
-    std::string opts = fly::getBinaryOptsHint(h);
+  /// The binary pass as it runs for `h` on `m` (its `opts` hint merged in
+  /// where it is not IR).
+  const std::string &binaryPassFor(ModuleOp m, const fly::HintSet &h) {
+    std::string opts =
+        fly::getBinaryOptsHint(h, fly::getTargetedGpuModules(m));
     auto it = effective.find(opts);
     if (it != effective.end())
       return it->second;
@@ -323,7 +325,7 @@ public:
   void fullCompile(const fly::HintSet &h) {
     OwningOpRef<ModuleOp> m = prefix();
     applyHints(*m, h);
-    run(*m, binaryPassFor(h), "binary");
+    run(*m, binaryPassFor(*m, h), "binary");
     run(*m, split.suffix, "suffix");
   }
 
@@ -437,7 +439,7 @@ public:
       // T_bin(i): the binary pass alone on the hinted pre-binary module.
       OwningOpRef<ModuleOp> clone = cast<ModuleOp>((*pre)->clone());
       applyHints(*clone, h);
-      const std::string &binary = binaryPassFor(h);
+      const std::string &binary = binaryPassFor(*clone, h);
       PassManager pm(&context);
       if (failed(parsePassPipeline(binary, pm)))
         die("cannot parse the binary pass");
@@ -539,7 +541,7 @@ public:
       (*pre)->print(os);
       OwningOpRef<ModuleOp> variant = parse(text);
       applyHints(*variant, h);
-      run(*variant, binaryPassFor(h), "binary");
+      run(*variant, binaryPassFor(*variant, h), "binary");
     }
     return json::Object{{"ms", msSince(start)},
                         {"cpu_ms", cpuMsNow() - cpu0},
@@ -967,7 +969,10 @@ int parentMain() {
       std::vector<fly::HintSet> hs = loadHints(hintsFileOpt, n);
       std::vector<std::pair<std::string, std::vector<unsigned>>> groups;
       for (unsigned i = 0; i < hs.size(); ++i) {
-        std::string opts = fly::getBinaryOptsHint(hs[i]);
+        // On NVVM the `opts` hint is IR (ptxas-cmd-options): one group.
+        std::string opts = StringRef(targetOpt).starts_with("nvvm:")
+                               ? ""
+                               : hs[i].lookup("opts").value_or("").str();
         auto g = llvm::find_if(groups, [&](auto &x) { return x.first == opts; });
         if (g == groups.end())
           g = groups.insert(groups.end(), {opts, {}});

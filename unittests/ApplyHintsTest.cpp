@@ -280,10 +280,33 @@ TEST_F(ApplyHintsTest, OptsIsNotIR) {
   parse(kROCDLModule);
   std::string before = print(*module);
   HintSet set = hints("opts=\"-O1 -v\"");
-  EXPECT_EQ(getBinaryOptsHint(set), "-O1 -v");
-  EXPECT_EQ(getBinaryOptsHint(HintSet()), "");
+  EXPECT_EQ(getBinaryOptsHint(set, gpuModule), "-O1 -v");
+  EXPECT_EQ(getBinaryOptsHint(HintSet(), gpuModule), "");
   ASSERT_TRUE(succeeded(applyHints(gpuModule, set)));
   EXPECT_EQ(print(*module), before);
+}
+
+TEST_F(ApplyHintsTest, OptsBecomePtxasOptionsOnNVVM) {
+  parse(kNVVMModule);
+  HintSet set = hints("opts=\"-O1 --extensible-whole-program\"");
+  // Upstream appends flags["ptxas-cmd-options"] to ptxas right after `opts`:
+  // the hint is IR, so it needs no binary pass instance of its own.
+  EXPECT_EQ(getBinaryOptsHint(set, gpuModule), "");
+  apply("opts=\"-O1 --extensible-whole-program\"");
+  auto nvvm = cast<NVVM::NVVMTargetAttr>(target());
+  ASSERT_TRUE(nvvm.hasCmdOptions());
+  auto options = cast<ArrayAttr>(nvvm.getCmdOptions()->getValue());
+  ASSERT_EQ(options.size(), 2u);
+  EXPECT_EQ(cast<StringAttr>(options[0]).getValue(), "-O1");
+  EXPECT_EQ(cast<StringAttr>(options[1]).getValue(),
+            "--extensible-whole-program");
+  EXPECT_EQ(nvvm.getO(), 3);
+
+  // `-32` goes to fatbinary, which upstream only reads from `opts`.
+  parse(kNVVMModule);
+  EXPECT_EQ(getBinaryOptsHint(hints("opts=-32"), gpuModule), "-32");
+  apply("opts=-32");
+  EXPECT_FALSE(cast<NVVM::NVVMTargetAttr>(target()).getFlags());
 }
 
 TEST_F(ApplyHintsTest, VerifyAcceptsApplicableHints) {

@@ -285,11 +285,13 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
     return true;
   };
   std::vector<unsigned> misses;
+  SmallVector<gpu::GPUModuleOp> gpuModules = getTargetedGpuModules(*preBinary);
   for (unsigned i = 0; i < n; ++i) {
     const HintSet &hints = job.hintSets[i];
     std::string effective;
-    if (failed(buildReplayPipeline(split->binaryPass, getBinaryOptsHint(hints),
-                                   loc, &effective)))
+    if (failed(buildReplayPipeline(split->binaryPass,
+                                   getBinaryOptsHint(hints, gpuModules), loc,
+                                   &effective)))
       return failure();
     keys[i] = makeBinaryKey(baseKey, hints, effective);
     if (!takeCached(i))

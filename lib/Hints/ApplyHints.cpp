@@ -10,6 +10,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/StringSaver.h"
 
 using namespace mlir;
 using llvm::StringRef;
@@ -186,7 +188,45 @@ struct TargetFields {
 };
 } // namespace
 
-static Attribute rewriteTarget(Attribute target, const HintSet &hints) {
+/// The `opts` hint split as upstream's TargetOptions::tokenizeCmdOptions
+/// splits gpu-module-to-binary's `opts`.
+static SmallVector<std::string> tokenizeOpts(StringRef opts) {
+  llvm::BumpPtrAllocator allocator;
+  llvm::StringSaver saver(allocator);
+  SmallVector<const char *> tokens;
+  llvm::cl::TokenizeGNUCommandLine(opts, saver, tokens);
+  return llvm::to_vector(llvm::map_range(
+      tokens, [](const char *token) { return std::string(token); }));
+}
+
+/// Upstream appends an NVVM target's flags["ptxas-cmd-options"] to ptxas's
+/// command line right after the pass's `opts`, so on NVVM-only modules the
+/// `opts` hint can live in the IR: variants that differ only in ptxas
+/// options then share one binary pass instance (and one batch). `-32` is
+/// the exception: upstream routes it to fatbinary, from `opts` only.
+static bool optsGoIntoTarget(ArrayRef<TargetFamily> families,
+                             StringRef opts) {
+  return !families.empty() &&
+         llvm::all_of(families,
+                      [](TargetFamily f) { return f == TargetFamily::NVVM; }) &&
+         !llvm::is_contained(tokenizeOpts(opts), "-32");
+}
+
+static DictionaryAttr appendPtxasOptions(MLIRContext *ctx,
+                                         DictionaryAttr flags,
+                                         StringRef opts) {
+  NamedAttrList list(flags);
+  SmallVector<Attribute> options;
+  if (auto old = dyn_cast_or_null<ArrayAttr>(list.get("ptxas-cmd-options")))
+    llvm::append_range(options, old);
+  for (const std::string &token : tokenizeOpts(opts))
+    options.push_back(StringAttr::get(ctx, token));
+  list.set("ptxas-cmd-options", ArrayAttr::get(ctx, options));
+  return list.getDictionary(ctx);
+}
+
+static Attribute rewriteTarget(Attribute target, const HintSet &hints,
+                               bool optsIntoTarget) {
   MLIRContext *ctx = target.getContext();
   TargetFamily family = getTargetFamily(target);
   TargetFields f;
@@ -222,6 +262,8 @@ static Attribute rewriteTarget(Attribute target, const HintSet &hints) {
       f.features = value;
     else if (k == "target.abi")
       f.abi = value;
+    else if (k == "opts" && optsIntoTarget)
+      f.flags = appendPtxasOptions(ctx, f.flags, value);
   }
   if (f.flags && f.flags.empty())
     f.flags = nullptr;
@@ -232,8 +274,15 @@ static Attribute rewriteTarget(Attribute target, const HintSet &hints) {
                                    f.features, f.flags, link, verifyTarget);
 }
 
-std::string getBinaryOptsHint(const HintSet &hints) {
-  return hints.lookup("opts").value_or("").str();
+std::string getBinaryOptsHint(const HintSet &hints,
+                              ArrayRef<gpu::GPUModuleOp> gpuModules) {
+  StringRef opts = hints.lookup("opts").value_or("");
+  if (opts.empty())
+    return "";
+  SmallVector<TargetFamily> families;
+  for (gpu::GPUModuleOp gpuModule : gpuModules)
+    llvm::append_range(families, getFamilies(gpuModule));
+  return optsGoIntoTarget(families, opts) ? "" : opts.str();
 }
 
 LogicalResult applyHints(gpu::GPUModuleOp gpuModule, const HintSet &hints) {
@@ -276,8 +325,10 @@ LogicalResult applyHints(gpu::GPUModuleOp gpuModule, const HintSet &hints) {
 
   if (ArrayAttr targets = gpuModule.getTargetsAttr()) {
     SmallVector<Attribute> rewritten;
+    bool optsIntoTarget =
+        optsGoIntoTarget(families, hints.lookup("opts").value_or(""));
     for (Attribute target : targets)
-      rewritten.push_back(rewriteTarget(target, hints));
+      rewritten.push_back(rewriteTarget(target, hints, optsIntoTarget));
     gpuModule.setTargetsAttr(b.getArrayAttr(rewritten));
   }
   return success();

@@ -74,7 +74,9 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
     if (failed(applyHints(gpuModule, primary)))
       ok = false;
   primaryBinaryPass = binaryPass;
-  if (std::string opts = getBinaryOptsHint(primary); !opts.empty()) {
+  if (std::string opts =
+          getBinaryOptsHint(primary, getTargetedGpuModules(module));
+      !opts.empty()) {
     std::string existing = getPassOption(binaryPass, "opts");
     std::string combined = existing.empty() ? opts : existing + " " + opts;
     if (failed(pass->initializeOptions("opts={" + combined + "}",

@@ -388,7 +388,7 @@ findDuplicateVariants(ModuleOp source, ArrayRef<HintSet> hintSets) {
     if (!fingerprint)
       continue;
     std::pair<std::string, SmallVector<mlir::Attribute>> key{
-        getBinaryOptsHint(hints), std::move(*fingerprint)};
+        getBinaryOptsHint(hints, gpuModules), std::move(*fingerprint)};
     auto it = find_if(seen, [&](auto &entry) { return entry.first == key; });
     if (it != seen.end())
       sameAs[index] = it->second;
@@ -441,7 +441,7 @@ replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
     results[index].hints = hints;
     if (sameAs[index])
       continue;
-    std::string opts = getBinaryOptsHint(hints);
+    std::string opts = getBinaryOptsHint(hints, gpuModules);
     auto group = find_if(groups, [&](auto &g) { return g.first == opts; });
     if (group == groups.end())
       group = groups.insert(groups.end(), {opts, {}});

@@ -29,13 +29,19 @@ llvm::StringRef stringifyTargetFamily(TargetFamily family);
 mlir::LogicalResult verifyHintsApply(mlir::gpu::GPUModuleOp gpuModule,
                                      const HintSet &hints);
 
-/// Writes `hints` onto `gpuModule` (a per-variant clone). The `opts` hint is
-/// not IR: see getBinaryOptsHint.
+/// Writes `hints` onto `gpuModule` (a per-variant clone). The `opts` hint
+/// becomes IR only on NVVM-only modules: see getBinaryOptsHint.
 mlir::LogicalResult applyHints(mlir::gpu::GPUModuleOp gpuModule,
                                const HintSet &hints);
 
-/// The extra `opts=` a hint set asks of the binary pass ("" for none).
-std::string getBinaryOptsHint(const HintSet &hints);
+/// The extra `opts=` a hint set asks of the binary pass for `gpuModules`
+/// ("" for none). On modules whose targets are all #nvvm.target, applyHints
+/// writes the `opts` hint into the target's flags["ptxas-cmd-options"]
+/// (upstream appends them to ptxas's command line right after `opts`), so
+/// this is "" there unless it holds `-32`, which upstream reads from `opts`
+/// only. ROCDL ignores `opts`; it stays a pass option there.
+std::string getBinaryOptsHint(const HintSet &hints,
+                              llvm::ArrayRef<mlir::gpu::GPUModuleOp> gpuModules);
 
 } // namespace fly
 

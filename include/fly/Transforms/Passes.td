@@ -30,7 +30,9 @@ def FlySnapshot : Pass<"fly-snapshot", "::mlir::ModuleOp"> {
       `unsafe-math`; NVVM `fast`, `ftz`).
     - `func.<attr>=<attribute>`, `passthrough.<attr>=<string>`,
       `target.<O|triple|chip|features|abi>=<value>`, `opts=<string>`
-      (appended to the binary pass's `opts`).
+      (ptxas options: on #nvvm.target modules written into the target's
+      `ptxas-cmd-options` flag, elsewhere appended to the binary pass's
+      `opts`).
 
     With `out-dir`, each variant's gpu.binary (`.mlir`), its raw objects
     (`.hsaco`, `.cubin`, `.fatbin`, `.ptx`, `.s`) and one `manifest.json`
