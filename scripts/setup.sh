@@ -8,6 +8,7 @@ SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 PACKAGES=(cmake ninja-build g++ python3 libgtest-dev
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools lld-22
+          liblld-22-dev                # in-process ld.lld (lib/Backend/AmdgpuLinker.cpp)
           rocm-device-libs
           libamdhip64-dev              # fly-run's HIP backend (AMD GPUs)
           clang-22 libclang-rt-22-dev)  # libFuzzer + ASan for scripts/fuzz.sh

@@ -1,0 +1,55 @@
+//===- AmdgpuLinker.h - In-process ld.lld for AMDGPU ------------*- C++ -*-===//
+//
+// gpu-module-to-binary with #rocdl.target links the assembled relocatable
+// object into a shared code object (hsaco) by spawning
+// <toolkit>/llvm/bin/ld.lld -shared in.o -o out.hsaco
+// (mlir::ROCDL::linkObjectCode). Starting that process loads libLLVM.so and
+// costs tens of milliseconds per variant. linkAmdgpuObject runs the same
+// link with lld's ELF driver linked into this process, with the same
+// arguments, and gives the same bytes.
+//
+// Side effects of lld as a library (lld's own behaviour, not ours):
+//  * every link calls llvm::cl::ResetAllOptionOccurrences() (lld/ELF's
+//    readConfigs), which puts EVERY registered llvm::cl option of the process
+//    back to its default value, including options a tool parsed from its
+//    command line. Read cl::opt values into plain variables before linking.
+//  * it enables llvm::CrashRecoveryContext for the process (lld needs it to
+//    turn a fatal error into a return instead of exiting the process).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_BACKEND_AMDGPULINKER_H
+#define FLY_BACKEND_AMDGPULINKER_H
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Support/LLVM.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace fly {
+
+/// Links one AMDGPU relocatable object into a shared code object exactly as
+/// mlir::ROCDL::linkObjectCode does (ld.lld -shared), but with lld linked into
+/// this process: no process start. Thread-safe (lld keeps global state, so
+/// links are serialised by a mutex). Errors go to emitError with lld's message.
+///
+/// Once lld has reported that it cannot run again in this process (a fatal
+/// error or a crash inside lld; that call still reports lld's own result),
+/// every later call spawns `<fallbackToolkitPath>/llvm/bin/ld.lld` through
+/// mlir::ROCDL::linkObjectCode instead; `fallbackToolkitPath` is used for
+/// nothing else.
+mlir::FailureOr<llvm::SmallVector<char, 0>>
+linkAmdgpuObject(llvm::ArrayRef<char> objectCode,
+                 llvm::StringRef fallbackToolkitPath,
+                 llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
+/// False once lld said it cannot run again in this process; from then on
+/// linkAmdgpuObject spawns ld.lld.
+bool isInProcessAmdgpuLinkerAvailable();
+
+} // namespace fly
+
+#endif // FLY_BACKEND_AMDGPULINKER_H
