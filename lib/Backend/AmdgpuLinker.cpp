@@ -137,3 +137,12 @@ linkAmdgpuObject(ArrayRef<char> objectCode, StringRef fallbackToolkitPath,
 }
 
 } // namespace fly
+
+// lld's ELF driver calls llvm::cl::ResetAllOptionOccurrences() on every link
+// (then parses its -mllvm options), putting every cl option of the process
+// back to its default: options a tool parsed (--mlir-print-ir-*, fly-tune's
+// own, and required ones, whose re-check then exits the process) and options
+// other threads' code generation reads at that moment. Every program that
+// links FlySnapshot is linked with --wrap for that symbol (lib/CMakeLists.txt),
+// which sends lld's call here: a link leaves the process's options alone.
+extern "C" void __wrap__ZN4llvm2cl25ResetAllOptionOccurrencesEv() {}

@@ -19,10 +19,10 @@
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
 
@@ -73,8 +73,7 @@ LogicalResult SplitCompiler::runPipeline(OpPassManager &pipeline, ModuleOp op,
                                          bool dump) {
   PassManager pm(&context, pipeline.getOpAnchorName());
   static_cast<OpPassManager &>(pm) = pipeline;
-  if (options.configurePassManager &&
-      failed(options.configurePassManager(pm)))
+  if (options.configurePassManager && failed(options.configurePassManager(pm)))
     return failure();
   if (dump && dumper)
     pm.addInstrumentation(dumper->instrument(op));
@@ -124,9 +123,57 @@ replayIsolated(ModuleOp preBinary, ArrayRef<HintSet> hintSets,
   std::atomic<bool> setupFailed{false};
   llvm::DefaultThreadPool pool(
       llvm::hardware_concurrency(std::max(1u, config.maxParallel)));
+  auto crashMessage = [](const llvm::CrashRecoveryContext &crc,
+                         StringRef step) {
+    // On Unix RetCode is 128 + the signal number.
+    return llvm::formatv("the binary pass crashed (signal {0}){1}; the "
+                         "backend's message is on stderr",
+                         crc.RetCode > 128 ? crc.RetCode - 128 : crc.RetCode,
+                         step)
+        .str();
+  };
+
+  // Shared ISA first, each compile alone: the variants then only assemble.
+  ReplayConfig shared = config;
+  if (shared.reuseIsa) {
+    shared.sharedIsa = std::make_shared<SharedIsaTable>();
+    SmallVector<gpu::GPUModuleOp> gpuModules = getTargetedGpuModules(preBinary);
+    std::vector<SharedIsaKey> seen;
+    for (unsigned i : indices) {
+      std::optional<SharedIsaKey> key = getSharedIsaKey(
+          gpuModules, hintSets[i], getBinaryOptsHint(hintSets[i], gpuModules));
+      if (!key || llvm::is_contained(seen, *key))
+        continue;
+      seen.push_back(*key);
+      pool.async([&, i = i, key = *key] {
+        ReplayConfig one = shared;
+        one.maxParallel = 1;
+        one.variantIndices = {i};
+        LogicalResult prepared = failure();
+        llvm::CrashRecoveryContext crc;
+        if (!crc.RunSafely([&] {
+              prepared = prepareSharedIsa(preBinary, {hintSets[i]}, one,
+                                          /*nestInSource=*/false, runner);
+            })) {
+          releaseErrorCapturesAfterCrash();
+          SharedIsa crashed;
+          crashed.producer = i;
+          crashed.error = crashMessage(crc, " compiling the ISA");
+          one.sharedIsa->insert(key, std::move(crashed));
+          return;
+        }
+        if (failed(prepared))
+          setupFailed = true;
+      });
+    }
+    pool.wait();
+    if (setupFailed)
+      return failure();
+  }
+
   for (auto [k, i] : llvm::enumerate(indices)) {
     pool.async([&, k = k, i = i] {
-      ReplayConfig one = config;
+      ReplayConfig one = shared;
       one.maxParallel = 1;
       one.variantIndices = {i};
       FailureOr<std::vector<VariantResult>> replayed = failure();
@@ -140,12 +187,7 @@ replayIsolated(ModuleOp preBinary, ArrayRef<HintSet> hintSets,
         crashed.index = i;
         crashed.hints = hintSets[i];
         crashed.id = getVariantId(i, hintSets[i]);
-        // On Unix RetCode is 128 + the signal number.
-        crashed.error =
-            llvm::formatv("the binary pass crashed (signal {0}); the "
-                          "backend's message is on stderr",
-                          crc.RetCode > 128 ? crc.RetCode - 128 : crc.RetCode)
-                .str();
+        crashed.error = crashMessage(crc, "");
         return;
       }
       if (failed(replayed)) {
@@ -218,8 +260,8 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
           problems += diag.str() + "; ";
           return success();
         });
-        preBinary = readSnapshotBuffer(*payload, "fly-cache:prebinary",
-                                       &context);
+        preBinary =
+            readSnapshotBuffer(*payload, "fly-cache:prebinary", &context);
       }
       if (preBinary) {
         result.prefixFromCache = true;
@@ -229,16 +271,16 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
           if (OwningOpRef<ModuleOp> origin = parseSourceString<ModuleOp>(
                   job.source, ParserConfig(&context), job.sourceName))
             dumper->write("origin", *origin);
-          dumper->write("prebinary_from_cache",
-                        "// Phase 1 was not run: this pre-binary module came "
-                        "from the compile cache (base key " +
-                            result.baseKey + ").\n" +
-                            [&] {
-                              std::string text;
-                              llvm::raw_string_ostream os(text);
-                              preBinary->print(os);
-                              return text;
-                            }());
+          dumper->write(
+              "prebinary_from_cache",
+              "// Phase 1 was not run: this pre-binary module came "
+              "from the compile cache (base key " +
+                  result.baseKey + ").\n" + [&] {
+                    std::string text;
+                    llvm::raw_string_ostream os(text);
+                    preBinary->print(os);
+                    return text;
+                  }());
         }
       } else {
         result.warnings.push_back("cached pre-binary module failed "
@@ -308,6 +350,7 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
     config.maxParallel =
         options.jobs ? options.jobs
                      : llvm::hardware_concurrency().compute_thread_count();
+    config.reuseIsa = options.reuseIsa;
     auto runner = [&](OpPassManager &pipeline, ModuleOp container) {
       return runPipeline(pipeline, container, /*dump=*/false);
     };
@@ -354,8 +397,7 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
           context.isMultithreadingEnabled() ? context.getNumThreads() : 1;
       if (threads > 1 && config.maxParallel >= threads)
         config.maxParallel = std::max<unsigned>(
-            config.maxParallel,
-            std::min<size_t>(indices.size(), 4 * threads));
+            config.maxParallel, std::min<size_t>(indices.size(), 4 * threads));
       FailureOr<std::vector<VariantResult>> batch = replayVariants(
           *preBinary, hintSets, config, /*nestInSource=*/false, runner);
       if (failed(batch))
@@ -414,11 +456,11 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
         ReplayConfig config;
         config.binaryPass = *pass;
         config.maxParallel = 1;
-        FailureOr<std::vector<VariantResult>> artefact = replayVariants(
-            *preBinary, {variant.hints}, config, false,
-            [&](OpPassManager &pipeline, ModuleOp container) {
-              return runPipeline(pipeline, container, false);
-            });
+        FailureOr<std::vector<VariantResult>> artefact =
+            replayVariants(*preBinary, {variant.hints}, config, false,
+                           [&](OpPassManager &pipeline, ModuleOp container) {
+                             return runPipeline(pipeline, container, false);
+                           });
         if (failed(artefact) || !artefact->front().succeeded())
           continue;
         for (const VariantObject &object : artefact->front().objects) {

@@ -48,8 +48,10 @@ struct HintRule {
 } // namespace
 
 static constexpr HintRule kRules[] = {
-    {"waves_per_eu", true, false, 0},  {"maxnreg", true, true, 255},
-    {"O", true, true, 0},              {"fast_fp_math", true, true, 0},
+    {"waves_per_eu", true, false, 0},
+    {"maxnreg", true, true, 255},
+    {"O", true, true, 0},
+    {"fast_fp_math", true, true, 0},
     {"unsafe_fp_math", true, true, 0},
 };
 
@@ -93,8 +95,8 @@ LogicalResult verifyHintsApply(gpu::GPUModuleOp gpuModule,
         int64_t n = 0;
         if (family == TargetFamily::NVVM && rule->nvvmMax &&
             !StringRef(value).getAsInteger(10, n) && n > rule->nvvmMax)
-          return hintError(key) << "= " << n << " exceeds the NVVM limit of "
-                                << rule->nvvmMax;
+          return hintError(key)
+                 << "= " << n << " exceeds the NVVM limit of " << rule->nvvmMax;
       }
       continue;
     }
@@ -137,8 +139,7 @@ LogicalResult verifyHintsApply(gpu::GPUModuleOp gpuModule,
   return success();
 }
 
-/// Kernels are the llvm.func that the GPU-to-LLVM lowering marked as such.
-static SmallVector<LLVM::LLVMFuncOp> getKernels(gpu::GPUModuleOp gpuModule) {
+SmallVector<LLVM::LLVMFuncOp> getKernels(gpu::GPUModuleOp gpuModule) {
   SmallVector<LLVM::LLVMFuncOp> kernels;
   for (auto func : gpuModule.getOps<LLVM::LLVMFuncOp>())
     if (func->hasAttr(gpu::GPUDialect::getKernelFuncAttrName()) ||
@@ -204,16 +205,13 @@ static SmallVector<std::string> tokenizeOpts(StringRef opts) {
 /// `opts` hint can live in the IR: variants that differ only in ptxas
 /// options then share one binary pass instance (and one batch). `-32` is
 /// the exception: upstream routes it to fatbinary, from `opts` only.
-static bool optsGoIntoTarget(ArrayRef<TargetFamily> families,
-                             StringRef opts) {
-  return !families.empty() &&
-         llvm::all_of(families,
-                      [](TargetFamily f) { return f == TargetFamily::NVVM; }) &&
-         !llvm::is_contained(tokenizeOpts(opts), "-32");
+static bool optsGoIntoTarget(ArrayRef<TargetFamily> families, StringRef opts) {
+  return !families.empty() && llvm::all_of(families, [](TargetFamily f) {
+    return f == TargetFamily::NVVM;
+  }) && !llvm::is_contained(tokenizeOpts(opts), "-32");
 }
 
-static DictionaryAttr appendPtxasOptions(MLIRContext *ctx,
-                                         DictionaryAttr flags,
+static DictionaryAttr appendPtxasOptions(MLIRContext *ctx, DictionaryAttr flags,
                                          StringRef opts) {
   NamedAttrList list(flags);
   SmallVector<Attribute> options;
@@ -233,12 +231,17 @@ static Attribute rewriteTarget(Attribute target, const HintSet &hints,
   ArrayAttr link;
   bool verifyTarget = true;
   if (auto rocdl = dyn_cast<ROCDL::ROCDLTargetAttr>(target)) {
-    f = {rocdl.getO(), rocdl.getTriple().str(), rocdl.getChip().str(),
-         rocdl.getFeatures().str(), rocdl.getAbi().str(), rocdl.getFlags()};
+    f = {rocdl.getO(),          rocdl.getTriple().str(),
+         rocdl.getChip().str(), rocdl.getFeatures().str(),
+         rocdl.getAbi().str(),  rocdl.getFlags()};
     link = rocdl.getLink();
   } else if (auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(target)) {
-    f = {nvvm.getO(), nvvm.getTriple().str(), nvvm.getChip().str(),
-         nvvm.getFeatures().str(), "", nvvm.getFlags()};
+    f = {nvvm.getO(),
+         nvvm.getTriple().str(),
+         nvvm.getChip().str(),
+         nvvm.getFeatures().str(),
+         "",
+         nvvm.getFlags()};
     link = nvvm.getLink();
     verifyTarget = nvvm.getVerifyTarget();
   } else {

@@ -25,9 +25,9 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
     return;
   auto module = dyn_cast<ModuleOp>(op);
   if (!module) {
-    emitError(op->getLoc()) << "fly: gpu-module-to-binary runs on '"
-                            << op->getName()
-                            << "'; hint replay needs it on a builtin.module";
+    emitError(op->getLoc())
+        << "fly: gpu-module-to-binary runs on '" << op->getName()
+        << "'; hint replay needs it on a builtin.module";
     ok = false;
     return;
   }
@@ -51,6 +51,7 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
   ReplayConfig config;
   config.binaryPass = binaryPass;
   config.maxParallel = options.jobs;
+  config.reuseIsa = options.reuseIsa;
   for (unsigned i = 1; i < hintSets.size(); ++i)
     config.variantIndices.push_back(i);
   FailureOr<std::vector<VariantResult>> replayed = replayVariants(
@@ -79,10 +80,9 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
       !opts.empty()) {
     std::string existing = getPassOption(binaryPass, "opts");
     std::string combined = existing.empty() ? opts : existing + " " + opts;
-    if (failed(pass->initializeOptions("opts={" + combined + "}",
-                                       [](const llvm::Twine &) {
-                                         return failure();
-                                       })))
+    if (failed(pass->initializeOptions(
+            "opts={" + combined + "}",
+            [](const llvm::Twine &) { return failure(); })))
       ok = false;
     primaryBinaryPass.clear();
     llvm::raw_string_ostream primaryOs(primaryBinaryPass);

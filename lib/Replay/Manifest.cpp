@@ -35,13 +35,16 @@ json::Object variantToJSON(const VariantResult &result,
   entry["replay_ms"] = std::round(result.replayMs * 100) / 100;
   entry["replayed_with"] = result.replayedWith;
   entry["object_hash"] = utohexstr(result.objectHash, /*LowerCase=*/true);
-  entry["duplicate_of"] =
-      result.duplicateOf ? json::Value(*result.duplicateOf) : json::Value(nullptr);
+  entry["duplicate_of"] = result.duplicateOf ? json::Value(*result.duplicateOf)
+                                             : json::Value(nullptr);
   if (result.duplicateOf)
     entry["note"] = formatv("objects identical to variant {0}: this hint set "
                             "had no effect",
                             *result.duplicateOf)
                         .str();
+  // Which variant's ISA compile these objects were finished from (reuse-isa).
+  if (result.isaFrom)
+    entry["isa_from"] = *result.isaFrom;
   json::Array objects;
   for (const VariantObject &object : result.objects) {
     objects.push_back(json::Object{
@@ -84,9 +87,9 @@ Error writeSweepOutputs(StringRef outDir, ArrayRef<VariantResult> results,
       if (Error err = write(result.id + ".mlir", result.binaryIR))
         return err;
       for (const VariantObject &object : result.objects)
-        if (Error err = write(result.id + "." + object.gpuModule +
-                                  object.extension,
-                              object.bytes))
+        if (Error err =
+                write(result.id + "." + object.gpuModule + object.extension,
+                      object.bytes))
           return err;
     }
     variants.push_back(variantToJSON(result, files));

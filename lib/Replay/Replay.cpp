@@ -1,10 +1,12 @@
 //===- Replay.cpp - Replay gpu-module-to-binary per hint set --------------===//
 
 #include "fly/Replay/Replay.h"
+#include "fly/Replay/SharedIsa.h"
 #include "fly/Replay/VariantDedupe.h"
 
 #include "fly/Hints/ApplyHints.h"
 #include "fly/Snapshot/Snapshot.h"
+#include "fly/Transforms/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -15,11 +17,12 @@
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/Threading.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Threading.h"
 
 #include <chrono>
+#include <map>
 
 using namespace mlir;
 using namespace llvm;
@@ -140,7 +143,18 @@ FailureOr<std::string> setBinaryPassOptions(StringRef binaryPass,
 }
 
 namespace {
-/// Compiles batches of variants for one binary pipeline.
+/// One compile step over variant modules: the pipeline, what to do to a
+/// hinted variant before it runs (null: nothing), and where its outcome goes.
+struct ReplayStage {
+  OpPassManager *pipeline = nullptr;
+  std::function<LogicalResult(unsigned index, ModuleOp variant)> prepare;
+  std::function<void(unsigned index, ModuleOp variant, double ms,
+                     unsigned batch)>
+      done;
+  std::function<void(unsigned index, const std::string &error)> fail;
+};
+
+/// Compiles batches of variants for one stage.
 class BatchCompiler {
 public:
   BatchCompiler(ModuleOp source, ArrayRef<HintSet> hintSets,
@@ -152,10 +166,38 @@ public:
 
   /// Compiles `indices` together; on failure, once more one by one so that
   /// the failure is pinned on the variants that cause it.
-  void compile(ArrayRef<unsigned> indices, OpPassManager &pipeline);
+  void compile(ArrayRef<unsigned> indices, const ReplayStage &stage);
+
+  /// Compiles `indices` in batches of `batchSize`.
+  void compileInBatches(ArrayRef<unsigned> indices, size_t batchSize,
+                        const ReplayStage &stage) {
+    for (size_t begin = 0; begin < indices.size(); begin += batchSize)
+      compile(indices.slice(begin, std::min(batchSize, indices.size() - begin)),
+              stage);
+  }
+
+  /// The label (VariantResult::index) of hint set `index`.
+  unsigned labelOf(unsigned index) const { return results[index].index; }
+
+  /// The stage that records each variant's gpu.binary ops in its result.
+  ReplayStage recordingStage(OpPassManager &pipeline) {
+    ReplayStage stage;
+    stage.pipeline = &pipeline;
+    stage.done = [this](unsigned index, ModuleOp variant, double ms,
+                        unsigned batch) {
+      VariantResult &result = results[index];
+      result.replayMs += ms;
+      result.replayedWith = batch;
+      recordBinaries(result, variant);
+    };
+    stage.fail = [this](unsigned index, const std::string &error) {
+      results[index].error = error;
+    };
+    return stage;
+  }
 
 private:
-  ModuleOp buildVariant(OpBuilder &b, unsigned index);
+  ModuleOp buildVariant(OpBuilder &b, unsigned index, const ReplayStage &stage);
 
   ModuleOp source;
   SmallVector<gpu::GPUModuleOp> gpuModules;
@@ -225,32 +267,35 @@ void releaseErrorCapturesAfterCrash() {
   ErrorCapture::live().clear();
 }
 
-ModuleOp BatchCompiler::buildVariant(OpBuilder &b, unsigned index) {
+ModuleOp BatchCompiler::buildVariant(OpBuilder &b, unsigned index,
+                                     const ReplayStage &stage) {
   VariantResult &result = results[index];
   auto variant = ModuleOp::create(b, source.getLoc(), result.id);
   variant->setAttr(kHintsAttrName, b.getStringAttr(result.hints.canonical()));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(variant.getBody());
+  auto drop = [&](const Twine &why) {
+    stage.fail(index, why.str());
+    variant.erase();
+    return nullptr;
+  };
   for (gpu::GPUModuleOp gpuModule : gpuModules) {
     auto clone = cast<gpu::GPUModuleOp>(b.clone(*gpuModule));
-    if (failed(applyHints(clone, result.hints))) {
-      result.error = "hints could not be applied";
-      variant.erase();
-      return nullptr;
-    }
+    if (failed(applyHints(clone, result.hints)))
+      return drop("hints could not be applied");
   }
   // Replays run on a verified copy: a hint such as func.<attr> can make
   // the IR invalid, and the backend must not be the one to find out.
-  if (failed(verify(variant))) {
-    result.error = "the hinted module fails verification";
-    variant.erase();
-    return nullptr;
-  }
+  if (failed(verify(variant)))
+    return drop("the hinted module fails verification");
+  if (stage.prepare && failed(stage.prepare(index, variant)))
+    return drop("cannot prepare the variant for " +
+                (*stage.pipeline->begin()).getArgument());
   return variant;
 }
 
 void BatchCompiler::compile(ArrayRef<unsigned> indices,
-                            OpPassManager &pipeline) {
+                            const ReplayStage &stage) {
   MLIRContext *ctx = source.getContext();
   OpBuilder b(ctx);
   OwningOpRef<ModuleOp> owned;
@@ -272,41 +317,48 @@ void BatchCompiler::compile(ArrayRef<unsigned> indices,
     b.setInsertionPointToEnd(container.getBody());
     for (unsigned index : indices) {
       captured.clear();
-      if (ModuleOp variant = buildVariant(b, index))
+      ReplayStage capturing = stage;
+      capturing.fail = [&](unsigned index, const std::string &error) {
+        stage.fail(index, error + ": " + captured);
+      };
+      if (ModuleOp variant = buildVariant(b, index, capturing))
         variants.emplace_back(index, variant);
-      else
-        results[index].error += ": " + captured;
     }
     if (variants.empty())
       return;
     captured.clear();
     auto start = std::chrono::steady_clock::now();
-    LogicalResult status = runPipeline(pipeline, container);
+    LogicalResult status = runPipeline(*stage.pipeline, container);
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();
     if (succeeded(status)) {
-      for (auto [index, variant] : variants) {
-        VariantResult &result = results[index];
-        result.replayMs = ms;
-        result.replayedWith = variants.size();
-        recordBinaries(result, variant);
-      }
+      for (auto [index, variant] : variants)
+        stage.done(index, variant, ms, variants.size());
       return;
     }
   }
   if (variants.size() == 1) {
-    results[variants.front().first].error =
-        captured.empty() ? "the binary pass failed" : captured;
+    stage.fail(variants.front().first,
+               captured.empty() ? "the binary pass failed" : captured);
     return;
   }
-  SmallVector<unsigned> retry = llvm::to_vector(llvm::make_first_range(variants));
+  SmallVector<unsigned> retry =
+      llvm::to_vector(llvm::make_first_range(variants));
   eraseContainer.release();
   if (nestInSource)
     container.erase();
   owned = nullptr;
   for (unsigned index : retry)
-    compile(ArrayRef<unsigned>(index), pipeline);
+    compile(ArrayRef<unsigned>(index), stage);
+}
+
+/// Whether the binary pass makes linked objects (bin, fatbin) rather than
+/// LLVM IR or ISA.
+static bool linksObjects(StringRef binaryPass) {
+  std::string format = getPassOption(binaryPass, "format");
+  return format.empty() || format == "bin" || format == "binary" ||
+         format == "fatbin" || format == "fatbinary";
 }
 
 /// A missing toolkit would fail every variant with "lld invocation failed":
@@ -315,10 +367,7 @@ static LogicalResult verifyToolkit(StringRef binaryPass,
                                    ArrayRef<gpu::GPUModuleOp> gpuModules,
                                    Location loc) {
   std::string toolkit = getPassOption(binaryPass, "toolkit");
-  std::string format = getPassOption(binaryPass, "format");
-  bool links = format.empty() || format == "bin" || format == "binary" ||
-               format == "fatbin" || format == "fatbinary";
-  if (toolkit.empty() || !links)
+  if (toolkit.empty() || !linksObjects(binaryPass))
     return success();
   bool rocdl = llvm::any_of(gpuModules, [](gpu::GPUModuleOp gpuModule) {
     return llvm::any_of(gpuModule.getTargetsAttr(), [](mlir::Attribute target) {
@@ -349,8 +398,9 @@ static LogicalResult verifyToolkit(StringRef binaryPass,
 /// region-less copies (cloneWithoutRegions) and the resulting attributes,
 /// uniqued by the context, compare exactly: no hash collisions. Returns
 /// nothing if the hints fail to apply (the real build reports that).
-static std::optional<SmallVector<mlir::Attribute>>
-fingerprintHinted(ArrayRef<gpu::GPUModuleOp> gpuModules, const HintSet &hints) {
+std::optional<SmallVector<mlir::Attribute>>
+fingerprintHinted(ArrayRef<gpu::GPUModuleOp> gpuModules, const HintSet &hints,
+                  bool normalizeForIsa) {
   if (gpuModules.empty())
     return std::nullopt;
   // Silences this thread's diagnostics only: replays may run on others.
@@ -368,6 +418,8 @@ fingerprintHinted(ArrayRef<gpu::GPUModuleOp> gpuModules, const HintSet &hints) {
       body->push_back(func->cloneWithoutRegions());
     if (failed(applyHints(*skeleton, hints)))
       return std::nullopt;
+    if (normalizeForIsa)
+      normalizeForSharedIsa(*skeleton);
     fingerprint.push_back(skeleton.get()->getAttrDictionary());
     for (Operation &op : *body)
       fingerprint.push_back(op.getAttrDictionary());
@@ -378,13 +430,13 @@ fingerprintHinted(ArrayRef<gpu::GPUModuleOp> gpuModules, const HintSet &hints) {
 SmallVector<std::optional<unsigned>>
 findDuplicateVariants(ModuleOp source, ArrayRef<HintSet> hintSets) {
   SmallVector<gpu::GPUModuleOp> gpuModules = getTargetedGpuModules(source);
-  std::vector<std::pair<std::pair<std::string, SmallVector<mlir::Attribute>>,
-                        unsigned>>
+  std::vector<
+      std::pair<std::pair<std::string, SmallVector<mlir::Attribute>>, unsigned>>
       seen;
   SmallVector<std::optional<unsigned>> sameAs(hintSets.size());
   for (auto [index, hints] : enumerate(hintSets)) {
     std::optional<SmallVector<mlir::Attribute>> fingerprint =
-        fingerprintHinted(gpuModules, hints);
+        fingerprintHinted(gpuModules, hints, /*normalizeForIsa=*/false);
     if (!fingerprint)
       continue;
     std::pair<std::string, SmallVector<mlir::Attribute>> key{
@@ -407,12 +459,105 @@ void copyVariantOutcome(VariantResult &copy, const VariantResult &from) {
   copy.replayMs = 0;
   copy.replayedWith = from.replayedWith;
   copy.duplicateOf = from.index;
+  copy.isaFrom = from.isaFrom;
 }
 
-FailureOr<std::vector<VariantResult>>
-replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
-               const ReplayConfig &config, bool nestInSource,
-               PipelineRunner runPipeline) {
+/// Stage 1 of a replay that reuses ISA: for each key of `keys` that `table`
+/// lacks, gpu-module-to-binary{format=isa} on the hinted, normalised variant
+/// of the first of `indices` with that key; the ISA (or the failure) goes
+/// into `table`.
+static LogicalResult
+compileSharedIsa(BatchCompiler &compiler, ArrayRef<unsigned> indices,
+                 ArrayRef<std::optional<SharedIsaKey>> keys,
+                 ArrayRef<gpu::GPUModuleOp> gpuModules, StringRef binaryPass,
+                 StringRef extraOpts, size_t batchSize, Location loc,
+                 SharedIsaTable &table) {
+  SmallVector<unsigned> producers;
+  llvm::DenseMap<unsigned, const SharedIsaKey *> keyOf;
+  for (auto [index, key] : llvm::zip_equal(indices, keys)) {
+    if (!key || table.lookup(*key) ||
+        llvm::any_of(keyOf, [&](auto &entry) { return *entry.second == *key; }))
+      continue;
+    keyOf[index] = &*key;
+    producers.push_back(index);
+  }
+  if (producers.empty())
+    return success();
+  FailureOr<std::string> isaPass =
+      setBinaryPassOptions(binaryPass, "format=isa", loc);
+  if (failed(isaPass))
+    return failure();
+  FailureOr<OpPassManager> pipeline =
+      buildReplayPipeline(*isaPass, extraOpts, loc);
+  if (failed(pipeline))
+    return failure();
+  llvm::StringMap<size_t> kernelCounts;
+  for (gpu::GPUModuleOp gpuModule : gpuModules)
+    kernelCounts[gpuModule.getName()] = getKernels(gpuModule).size();
+
+  ReplayStage stage;
+  stage.pipeline = &*pipeline;
+  stage.prepare = [](unsigned, ModuleOp variant) {
+    variant.setSymName(("isa_" + *variant.getSymName()).str());
+    for (auto gpuModule : variant.getOps<gpu::GPUModuleOp>())
+      normalizeForSharedIsa(gpuModule);
+    return success();
+  };
+  stage.done = [&](unsigned index, ModuleOp variant, double ms, unsigned) {
+    SharedIsa isa;
+    isa.producer = compiler.labelOf(index);
+    isa.ms = ms;
+    for (auto binary : variant.getOps<gpu::BinaryOp>()) {
+      isa.objects[binary.getName()] = binary.getObjectsAttr();
+      isa.shareable &= hasSentinelsOnce(binary.getObjectsAttr(),
+                                        kernelCounts.lookup(binary.getName()));
+    }
+    table.insert(*keyOf[index], std::move(isa));
+  };
+  stage.fail = [&](unsigned index, const std::string &error) {
+    SharedIsa isa;
+    isa.producer = compiler.labelOf(index);
+    isa.error = error;
+    table.insert(*keyOf[index], std::move(isa));
+  };
+  compiler.compileInBatches(producers, batchSize, stage);
+  return success();
+}
+
+/// Stage 2: fly-assemble-isa with the binary pass's format, toolkit, opts
+/// and section, nested one level (container -> variant).
+static FailureOr<OpPassManager> buildAssemblePipeline(StringRef binaryPass,
+                                                      Location loc) {
+  OpPassManager container("builtin.module");
+  FlyAssembleIsaOptions options;
+  if (std::string format = getPassOption(binaryPass, "format"); !format.empty())
+    options.compilationTarget = format;
+  options.toolkitPath = getPassOption(binaryPass, "toolkit");
+  options.cmdOptions = getPassOption(binaryPass, "opts");
+  options.elfSection = getPassOption(binaryPass, "section");
+  container.nest("builtin.module").addPass(createFlyAssembleIsa(options));
+  return container;
+}
+
+/// Gives each gpu.module of `variant` its ISA, instantiated from `isa`.
+static LogicalResult attachSharedIsa(ModuleOp variant, const SharedIsa &isa) {
+  for (auto gpuModule : variant.getOps<gpu::GPUModuleOp>()) {
+    ArrayAttr objects = isa.objects.lookup(gpuModule.getName());
+    if (!objects)
+      return gpuModule.emitError("no shared ISA for this gpu.module");
+    FailureOr<ArrayAttr> own = instantiateSharedIsa(objects, gpuModule);
+    if (failed(own))
+      return gpuModule.emitError("the shared ISA does not fit this variant");
+    gpuModule->setAttr(kIsaAttrName, *own);
+  }
+  return success();
+}
+
+/// replayVariants, or with `sharedIsaOnly` only its stage 1 (see
+/// prepareSharedIsa).
+static FailureOr<std::vector<VariantResult>>
+replay(ModuleOp source, ArrayRef<HintSet> hintSets, const ReplayConfig &config,
+       bool nestInSource, PipelineRunner runPipeline, bool sharedIsaOnly) {
   SmallVector<gpu::GPUModuleOp> gpuModules = getTargetedGpuModules(source);
   // Every hint set is checked before anything compiles: a typo in the last
   // of 200 hint sets must not cost 199 compiles first.
@@ -433,9 +578,8 @@ replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
   // Groups keep the order of their first variant.
   std::vector<std::pair<std::string, SmallVector<unsigned>>> groups;
   for (auto [index, hints] : enumerate(hintSets)) {
-    unsigned label = config.variantIndices.empty()
-                         ? index
-                         : config.variantIndices[index];
+    unsigned label =
+        config.variantIndices.empty() ? index : config.variantIndices[index];
     results[index].index = label;
     results[index].id = getVariantId(label, hints);
     results[index].hints = hints;
@@ -453,6 +597,9 @@ replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
   if (batchSize == 0)
     batchSize = ctx->isMultithreadingEnabled() ? ctx->getNumThreads() : 1;
   BatchCompiler compiler(source, hintSets, results, nestInSource, runPipeline);
+  bool reuse = config.reuseIsa && linksObjects(config.binaryPass);
+  std::shared_ptr<SharedIsaTable> table =
+      config.sharedIsa ? config.sharedIsa : std::make_shared<SharedIsaTable>();
   for (auto &[extraOpts, indices] : groups) {
     std::string effective;
     FailureOr<OpPassManager> pipeline = buildReplayPipeline(
@@ -461,12 +608,53 @@ replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
       return failure();
     for (unsigned index : indices)
       results[index].binaryPass = effective;
-    for (size_t begin = 0; begin < indices.size(); begin += batchSize)
-      compiler.compile(
-          ArrayRef(indices).slice(begin,
-                                  std::min<size_t>(batchSize,
-                                                   indices.size() - begin)),
-          *pipeline);
+    ReplayStage plain = compiler.recordingStage(*pipeline);
+    if (!reuse) {
+      if (!sharedIsaOnly)
+        compiler.compileInBatches(indices, batchSize, plain);
+      continue;
+    }
+
+    // Stage 1: the ISA of each key not in the table, from its first variant.
+    SmallVector<std::optional<SharedIsaKey>> keys;
+    for (unsigned index : indices)
+      keys.push_back(getSharedIsaKey(gpuModules, hintSets[index], extraOpts));
+    if (failed(compileSharedIsa(compiler, indices, keys, gpuModules,
+                                config.binaryPass, extraOpts, batchSize,
+                                source.getLoc(), *table)))
+      return failure();
+    if (sharedIsaOnly)
+      continue;
+
+    // Stage 2: each variant from its shared ISA; the whole binary pass where
+    // there is none to use.
+    SmallVector<unsigned> assembled, whole;
+    std::map<unsigned, SharedIsa> isaOf;
+    for (auto [index, key] : llvm::zip_equal(indices, keys)) {
+      std::optional<SharedIsa> isa = key ? table->lookup(*key) : std::nullopt;
+      if (!isa || !isa->shareable) {
+        whole.push_back(index);
+        continue;
+      }
+      results[index].isaFrom = isa->producer;
+      if (!isa->error.empty()) {
+        results[index].error = isa->error;
+        continue;
+      }
+      results[index].replayMs = isa->ms;
+      isaOf[index] = std::move(*isa);
+      assembled.push_back(index);
+    }
+    FailureOr<OpPassManager> assembler =
+        buildAssemblePipeline(effective, source.getLoc());
+    if (failed(assembler))
+      return failure();
+    ReplayStage finish = compiler.recordingStage(*assembler);
+    finish.prepare = [&](unsigned index, ModuleOp variant) {
+      return attachSharedIsa(variant, isaOf[index]);
+    };
+    compiler.compileInBatches(assembled, batchSize, finish);
+    compiler.compileInBatches(whole, batchSize, plain);
   }
 
   // Copies for the hint sets whose variant equals an earlier one: same
@@ -477,6 +665,22 @@ replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
 
   markDuplicates(results);
   return results;
+}
+
+FailureOr<std::vector<VariantResult>>
+replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
+               const ReplayConfig &config, bool nestInSource,
+               PipelineRunner runPipeline) {
+  return replay(source, hintSets, config, nestInSource, runPipeline,
+                /*sharedIsaOnly=*/false);
+}
+
+LogicalResult prepareSharedIsa(ModuleOp source, ArrayRef<HintSet> hintSets,
+                               const ReplayConfig &config, bool nestInSource,
+                               PipelineRunner runPipeline) {
+  assert(config.reuseIsa && config.sharedIsa && "nowhere to keep the ISA");
+  return replay(source, hintSets, config, nestInSource, runPipeline,
+                /*sharedIsaOnly=*/true);
 }
 
 void markDuplicates(std::vector<VariantResult> &results) {
@@ -491,7 +695,5 @@ void markDuplicates(std::vector<VariantResult> &results) {
       result.duplicateOf = it->second;
   }
 }
-
-
 
 } // namespace fly

@@ -77,6 +77,7 @@ void FlySnapshotPass::runOnOperation() {
   fly::ReplayConfig config;
   config.binaryPass = binaryPass;
   config.maxParallel = maxParallel;
+  config.reuseIsa = reuseIsa;
   FailureOr<std::vector<fly::VariantResult>> results = fly::replayVariants(
       module, *hintSets, config, /*nestInSource=*/true,
       [&](OpPassManager &pipeline, ModuleOp container) {

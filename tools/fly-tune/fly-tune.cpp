@@ -12,6 +12,7 @@
 #include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
 #include "fly/Replay/Manifest.h"
+#include "fly/Transforms/Passes.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllPasses.h"
@@ -83,6 +84,12 @@ static cl::opt<bool> isolateOpt(
     "isolate",
     cl::desc("Replay each variant alone under crash recovery, so a backend "
              "crash fails only its variant (default on)"),
+    cl::init(true));
+static cl::opt<bool> reuseIsaOpt(
+    "reuse-isa",
+    cl::desc("Compile the ISA once for hint sets that share it (NVVM: sets "
+             "that differ only in maxnreg or ptxas options) and run only "
+             "ptxas per variant; objects are byte-identical (default on)"),
     cl::init(true));
 
 static std::string findRocmToolkit(const char *argv0) {
@@ -169,6 +176,9 @@ static std::string metadataCell(const llvm::json::Object &md, StringRef key) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerAllPasses();
+  // fly's own passes too: replays run fly-assemble-isa, which
+  // --mlir-print-ir-after= and crash reproducers name.
+  fly::registerFlySnapshotPasses();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   cl::ParseCommandLineOptions(
@@ -241,6 +251,7 @@ int main(int argc, char **argv) {
   fly::SplitCompilerOptions options = fly::SplitCompilerOptions::fromEnvironment();
   options.jobs = jobsOpt;
   options.isolateCrashes = isolateOpt;
+  options.reuseIsa = reuseIsaOpt;
   if (noCacheOpt)
     options.cache.enabled = false;
   options.configurePassManager = [](PassManager &pm) {

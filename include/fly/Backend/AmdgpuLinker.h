@@ -10,9 +10,10 @@
 //
 // Side effects of lld as a library (lld's own behaviour, not ours):
 //  * every link calls llvm::cl::ResetAllOptionOccurrences() (lld/ELF's
-//    readConfigs), which puts EVERY registered llvm::cl option of the process
-//    back to its default value, including options a tool parsed from its
-//    command line. Read cl::opt values into plain variables before linking.
+//    readConfigs), which would put EVERY registered llvm::cl option of the
+//    process back to its default value. Programs linking FlySnapshot get
+//    `--wrap` for that symbol (an INTERFACE link option of the target), which
+//    makes lld's call a no-op: see AmdgpuLinker.cpp.
 //  * it enables llvm::CrashRecoveryContext for the process (lld needs it to
 //    turn a fatal error into a return instead of exiting the process).
 //

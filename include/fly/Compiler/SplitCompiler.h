@@ -55,6 +55,10 @@ struct SplitCompilerOptions {
   /// aborts fails only its variant. Installs LLVM's crash-recovery signal
   /// handlers process-wide, hence off by default for embedders.
   bool isolateCrashes = false;
+  /// Compile the ISA once for variants that share it (NVVM hint sets that
+  /// differ only in maxnreg or ptxas options) and run only ptxas per
+  /// variant (ReplayConfig::reuseIsa); the objects are byte-identical.
+  bool reuseIsa = true;
   /// Progress lines ("phase 1 ...", "variant 3/8 ...").
   std::function<void(llvm::StringRef)> progress;
 

@@ -13,6 +13,7 @@
 #include "fly/Hints/HintSet.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Support/LLVM.h"
 
 namespace fly {
@@ -22,6 +23,11 @@ enum class TargetFamily { ROCDL, NVVM, Other };
 
 TargetFamily getTargetFamily(mlir::Attribute target);
 llvm::StringRef stringifyTargetFamily(TargetFamily family);
+
+/// The kernels of `gpuModule`, in order: the llvm.funcs the GPU-to-LLVM
+/// lowering marked as such (kernel hints go onto these).
+llvm::SmallVector<mlir::LLVM::LLVMFuncOp>
+getKernels(mlir::gpu::GPUModuleOp gpuModule);
 
 /// Checks that every hint of `hints` is well formed and applies to the
 /// targets of `gpuModule`, without changing it. Emits a located error naming
@@ -40,8 +46,9 @@ mlir::LogicalResult applyHints(mlir::gpu::GPUModuleOp gpuModule,
 /// (upstream appends them to ptxas's command line right after `opts`), so
 /// this is "" there unless it holds `-32`, which upstream reads from `opts`
 /// only. ROCDL ignores `opts`; it stays a pass option there.
-std::string getBinaryOptsHint(const HintSet &hints,
-                              llvm::ArrayRef<mlir::gpu::GPUModuleOp> gpuModules);
+std::string
+getBinaryOptsHint(const HintSet &hints,
+                  llvm::ArrayRef<mlir::gpu::GPUModuleOp> gpuModules);
 
 } // namespace fly
 

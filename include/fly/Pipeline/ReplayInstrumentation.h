@@ -28,6 +28,8 @@ public:
   struct Options {
     /// Variants replayed at once; 0 = the context's thread count.
     unsigned jobs = 0;
+    /// One ISA compile for variants that share it (ReplayConfig::reuseIsa).
+    bool reuseIsa = false;
     /// Applied to the replays' pass manager (IR printing, timing, ...).
     std::function<mlir::LogicalResult(mlir::PassManager &)>
         configurePassManager;

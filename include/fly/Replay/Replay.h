@@ -13,12 +13,15 @@
 #define FLY_REPLAY_REPLAY_H
 
 #include "fly/Hints/HintSet.h"
+#include "fly/Replay/SharedIsa.h"
 #include "fly/Replay/VariantResult.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <memory>
 
 namespace fly {
 
@@ -30,14 +33,20 @@ struct ReplayConfig {
   unsigned maxParallel = 0;
   /// The index each hint set gets (ids, results); empty = 0, 1, 2, ...
   std::vector<unsigned> variantIndices;
+  /// Compile the ISA once for all variants that share it (SharedIsa.h) and
+  /// finish each with fly-assemble-isa; objects are byte-identical to a
+  /// plain replay's. Only for formats that link (bin, fatbin).
+  bool reuseIsa = false;
+  /// Where shared ISAs are kept across replayVariants calls (crash-isolated
+  /// replays of one sweep); null = one table per call.
+  std::shared_ptr<SharedIsaTable> sharedIsa;
 };
 
 /// Runs `pipeline` (anchored on builtin.module) on the container module. The
 /// pass uses Pass::runPipeline so the parent's instrumentation covers the
 /// replays; the library uses its own PassManager.
-using PipelineRunner =
-    llvm::function_ref<mlir::LogicalResult(mlir::OpPassManager &pipeline,
-                                           mlir::ModuleOp container)>;
+using PipelineRunner = llvm::function_ref<mlir::LogicalResult(
+    mlir::OpPassManager &pipeline, mlir::ModuleOp container)>;
 
 /// Builds the one-pass pipeline for `binaryPass` plus `extraOpts` appended to
 /// its `opts=` option, nested one level (container -> variant). Checks that it
@@ -57,6 +66,17 @@ mlir::FailureOr<std::vector<VariantResult>>
 replayVariants(mlir::ModuleOp source, llvm::ArrayRef<HintSet> hintSets,
                const ReplayConfig &config, bool nestInSource,
                PipelineRunner runPipeline);
+
+/// Stage 1 of replayVariants with config.reuseIsa alone: compiles into
+/// config.sharedIsa (required) the shared ISA that `hintSets` need and it
+/// lacks, finishing no variant. Crash-isolated replays run it once per ISA
+/// first; each variant's own replayVariants call then only assembles. A
+/// failed ISA compile is recorded in the table (its variants fail with it).
+mlir::LogicalResult prepareSharedIsa(mlir::ModuleOp source,
+                                     llvm::ArrayRef<HintSet> hintSets,
+                                     const ReplayConfig &config,
+                                     bool nestInSource,
+                                     PipelineRunner runPipeline);
 
 /// The value of option `name` in a printed pass such as
 /// `gpu-module-to-binary{format=fatbin opts={-v -O3} toolkit=}` ("" if unset).

@@ -12,6 +12,7 @@
 #include "fly/Hints/HintSet.h"
 #include "fly/Replay/VariantResult.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <optional>
@@ -21,6 +22,13 @@ namespace fly {
 /// For each hint set, the position of the first earlier hint set whose hinted
 /// variant of `source` is identical (same `opts`, same hinted gpu.module and
 /// llvm.func attributes), or nullopt. Exact: attributes compare by identity.
+/// The attributes a hint set gives the gpu.modules and their llvm.funcs
+/// (applied to region-less copies), optionally normalised for a shared ISA
+/// (normalizeForSharedIsa); nothing if the hints do not apply.
+std::optional<llvm::SmallVector<mlir::Attribute>>
+fingerprintHinted(llvm::ArrayRef<mlir::gpu::GPUModuleOp> gpuModules,
+                  const HintSet &hints, bool normalizeForIsa);
+
 llvm::SmallVector<std::optional<unsigned>>
 findDuplicateVariants(mlir::ModuleOp source, llvm::ArrayRef<HintSet> hintSets);
 

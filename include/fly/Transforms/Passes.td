@@ -68,11 +68,47 @@ def FlySnapshot : Pass<"fly-snapshot", "::mlir::ModuleOp"> {
     Option<"maxParallel", "max-parallel", "unsigned", /*default=*/"0",
            "Variants compiled at once (0: the context's thread count); "
            "bounds the hinted copies alive at a time">,
+    Option<"reuseIsa", "reuse-isa", "bool", /*default=*/"false",
+           "Compile the ISA once for variants that share it (NVVM: hints "
+           "that only differ in maxnreg or ptxas options) and finish each "
+           "with fly-assemble-isa; the objects are byte-identical">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::NVVM::NVVMDialect", "::mlir::ROCDL::ROCDLDialect"
   ];
+}
+
+def FlyAssembleIsa : Pass<"fly-assemble-isa", ""> {
+  let summary = "Finish gpu.modules whose ISA was compiled earlier into the "
+                "gpu.binary that gpu-module-to-binary would make";
+  let description = [{
+    The second half of `gpu-module-to-binary{format=bin|fatbin}`, for
+    gpu.modules that carry their ISA already: attribute `fly.isa`, one
+    `#gpu.object<..., assembly>` per target, in target order (made by
+    `gpu-module-to-binary{format=isa}`). Each is finished the way upstream's
+    serializer finishes its own ISA: NVVM runs ptxas (and for `fatbin`
+    fatbinary) with the same command lines, ROCDL assembles the ISA and links
+    it with lld (in this process); the objects are then created through the
+    target attribute, so they (bytes, kernel metadata) equal those of a plain
+    `gpu-module-to-binary` on the same module, and each gpu.module becomes a
+    `gpu.binary` op in its place.
+
+    fly-snapshot's replays use it with `reuse-isa`: variants whose hints do
+    not change the ISA (NVVM `maxnreg`, ptxas options) share one ISA compile
+    and run only this pass each.
+  }];
+  let options = [
+    Option<"compilationTarget", "format", "std::string", [{"fatbin"}],
+           "The object format: bin (binary) or fatbin (fatbinary)">,
+    Option<"toolkitPath", "toolkit", "std::string", [{""}],
+           "The CUDA or ROCm toolkit, as for gpu-module-to-binary">,
+    Option<"cmdOptions", "opts", "std::string", [{""}],
+           "Command-line options for ptxas, as for gpu-module-to-binary">,
+    Option<"elfSection", "section", "std::string", [{""}],
+           "ELF section the objects go in, as for gpu-module-to-binary">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 #endif // FLY_TRANSFORMS_PASSES

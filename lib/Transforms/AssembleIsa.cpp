@@ -1,0 +1,141 @@
+//===- AssembleIsa.cpp - The fly-assemble-isa pass ------------------------===//
+//
+// Mirrors upstream's GpuModuleToBinaryPass (ModuleToBinary.cpp) with the
+// serializer's ISA step replaced by the ISA the gpu.module carries.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fly/Transforms/Passes.h"
+
+#include "fly/Backend/AmdgpuLinker.h"
+#include "fly/Backend/PtxAssembler.h"
+#include "fly/Hints/ApplyHints.h"
+#include "fly/Replay/SharedIsa.h"
+
+#include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
+#include "mlir/Target/LLVM/ROCDL/Utils.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <chrono>
+
+namespace fly {
+#define GEN_PASS_DEF_FLYASSEMBLEISA
+#include "fly/Transforms/Passes.h.inc"
+} // namespace fly
+
+using namespace mlir;
+using llvm::SmallVector;
+using llvm::StringRef;
+
+namespace {
+struct AssembleIsaPass : fly::impl::FlyAssembleIsaBase<AssembleIsaPass> {
+  using FlyAssembleIsaBase::FlyAssembleIsaBase;
+
+  void runOnOperation() override;
+
+private:
+  LogicalResult assemble(gpu::GPUModuleOp gpuModule,
+                         const gpu::TargetOptions &options);
+};
+} // namespace
+
+/// Upstream's serializer does the same with the ISA it generated itself.
+static FailureOr<SmallVector<char, 0>>
+finishIsa(gpu::GPUModuleOp gpuModule, Attribute target, StringRef isa,
+          const gpu::TargetOptions &options) {
+  Location loc = gpuModule.getLoc();
+  if (auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(target))
+    return fly::assemblePtx(isa, nvvm, options, gpuModule.getName(), loc);
+  if (auto rocdl = dyn_cast<ROCDL::ROCDLTargetAttr>(target)) {
+    auto emit = [&] { return emitError(loc); };
+    FailureOr<SmallVector<char, 0>> object = ROCDL::assembleIsa(
+        isa, rocdl.getTriple(), rocdl.getChip(), rocdl.getFeatures(), emit);
+    if (failed(object))
+      return failure();
+    std::string toolkit = options.getToolkitPath().str();
+    if (toolkit.empty())
+      toolkit = ROCDL::getROCMPath().str();
+    return fly::linkAmdgpuObject(*object, toolkit, emit);
+  }
+  return emitError(loc) << "fly-assemble-isa: cannot finish ISA for target "
+                        << target;
+}
+
+LogicalResult AssembleIsaPass::assemble(gpu::GPUModuleOp gpuModule,
+                                        const gpu::TargetOptions &options) {
+  auto isaObjects = gpuModule->getAttrOfType<ArrayAttr>(fly::kIsaAttrName);
+  if (!isaObjects)
+    return gpuModule.emitError()
+           << "fly-assemble-isa: this gpu.module has no precompiled ISA "
+              "(attribute '"
+           << fly::kIsaAttrName
+           << "'); compile it with gpu-module-to-binary instead";
+  ArrayAttr targets = gpuModule.getTargetsAttr();
+  if (!targets || targets.size() != isaObjects.size())
+    return gpuModule.emitError()
+           << "fly-assemble-isa: '" << fly::kIsaAttrName << "' holds "
+           << isaObjects.size() << " object(s) for "
+           << (targets ? targets.size() : 0) << " target(s)";
+  OpBuilder builder(gpuModule.getContext());
+  SmallVector<Attribute> objects;
+  for (auto [target, attr] : llvm::zip_equal(targets, isaObjects)) {
+    auto object = dyn_cast<gpu::ObjectAttr>(attr);
+    if (!object || object.getFormat() != gpu::CompilationTarget::Assembly)
+      return gpuModule.emitError()
+             << "fly-assemble-isa: '" << fly::kIsaAttrName
+             << "' must hold #gpu.object<..., assembly> attributes, got "
+             << attr;
+    auto start = std::chrono::steady_clock::now();
+    FailureOr<SmallVector<char, 0>> binary =
+        finishIsa(gpuModule, target, object.getObject().getValue(), options);
+    if (failed(binary))
+      return gpuModule.emitError(
+          "An error happened while serializing the module.");
+    // NVVM's createObject copies these timings from the module, as upstream's
+    // serializeToObject leaves them there.
+    if (llvm::isa<NVVM::NVVMTargetAttr>(target)) {
+      if (DictionaryAttr properties = object.getProperties())
+        if (Attribute ms = properties.get("LLVMIRToISATimeInMs"))
+          gpuModule->setAttr("LLVMIRToISATimeInMs", ms);
+      int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+      gpuModule->setAttr("ISAToBinaryTimeInMs", builder.getI64IntegerAttr(ms));
+    }
+    Attribute created = cast<gpu::TargetAttrInterface>(target).createObject(
+        gpuModule, *binary, options);
+    if (!created)
+      return gpuModule.emitError(
+          "An error happened while creating the object.");
+    objects.push_back(created);
+  }
+  builder.setInsertionPointAfter(gpuModule);
+  gpu::BinaryOp::create(builder, gpuModule.getLoc(), gpuModule.getName(),
+                        gpuModule.getOffloadingHandlerAttr(),
+                        builder.getArrayAttr(objects));
+  gpuModule->erase();
+  return success();
+}
+
+void AssembleIsaPass::runOnOperation() {
+  auto format =
+      llvm::StringSwitch<std::optional<gpu::CompilationTarget>>(
+          compilationTarget)
+          .Cases({"binary", "bin"}, gpu::CompilationTarget::Binary)
+          .Cases({"fatbinary", "fatbin"}, gpu::CompilationTarget::Fatbin)
+          .Default(std::nullopt);
+  if (!format) {
+    getOperation()->emitError()
+        << "fly-assemble-isa: format must be bin or fatbin, got '"
+        << compilationTarget << "'";
+    return signalPassFailure();
+  }
+  gpu::TargetOptions options(toolkitPath, {}, cmdOptions, elfSection, *format);
+  for (Region &region : getOperation()->getRegions())
+    for (Block &block : region)
+      for (auto gpuModule :
+           llvm::make_early_inc_range(block.getOps<gpu::GPUModuleOp>()))
+        if (failed(assemble(gpuModule, options)))
+          return signalPassFailure();
+}
