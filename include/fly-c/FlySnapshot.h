@@ -47,7 +47,9 @@ FLY_CAPI_EXPORTED const char *flyGetVersion(void);
  *    "jobs":      variants compiled at once (0 = hardware threads),
  *    "cache":     true / false,
  *    "cache_dir": the cache directory,
- *    "dump_dir":  numbered per-stage IR dumps ("" = off).
+ *    "dump_dir":  numbered per-stage IR dumps ("" = off),
+ *    "reuse_isa": true (default) / false: one ISA compile for variants
+ *                 that share it (SplitCompilerOptions::reuseIsa).
  *  Returns a null compiler on bad options; flyGetLastError() says why. */
 FLY_CAPI_EXPORTED FlyCompiler flyCompilerCreate(const char *optionsJSON);
 

@@ -117,13 +117,14 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
           return FlyCompiler{nullptr};
         }
         options.jobs = static_cast<unsigned>(*jobs);
-      } else if (key == "cache") {
+      } else if (key == "cache" || key == "reuse_isa") {
         std::optional<bool> on = value.getAsBoolean();
         if (!on) {
-          lastError = "bad compiler options: \"cache\" must be a boolean";
+          lastError = ("bad compiler options: \"" + key.str() +
+                       "\" must be a boolean");
           return FlyCompiler{nullptr};
         }
-        options.cache.enabled = *on;
+        (key == "cache" ? options.cache.enabled : options.reuseIsa) = *on;
       } else if (key == "cache_dir" || key == "dump_dir") {
         std::optional<llvm::StringRef> dir = value.getAsString();
         if (!dir) {
@@ -137,7 +138,7 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
           options.dumpDir = dir->str();
       } else {
         lastError = "bad compiler options: unknown option \"" + key.str() +
-                    "\" (expected jobs, cache, cache_dir, dump_dir)";
+                    "\" (expected jobs, cache, cache_dir, dump_dir, reuse_isa)";
         return FlyCompiler{nullptr};
       }
     }

@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
   printf("bad options: null=%d error=%s\n", flyCompilerIsNull(bad),
          flyGetLastError());
 
-  FlyCompiler compiler = flyCompilerCreate("{\"jobs\": 2, \"cache\": false}");
+  FlyCompiler compiler = flyCompilerCreate("{\"jobs\": 2, \"cache\": false, \"reuse_isa\": true}");
   if (flyCompilerIsNull(compiler)) {
     fprintf(stderr, "cannot create compiler: %s\n", flyGetLastError());
     return 1;
