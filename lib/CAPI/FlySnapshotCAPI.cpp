@@ -38,8 +38,8 @@ struct CompilerImpl {
     fly::registerCompilerDialects(registry);
     context = std::make_unique<MLIRContext>(registry);
     context->loadAllAvailableDialects();
-    compiler = std::make_unique<fly::SplitCompiler>(*context,
-                                                    std::move(options));
+    compiler =
+        std::make_unique<fly::SplitCompiler>(*context, std::move(options));
   }
 
   DialectRegistry registry;
@@ -120,16 +120,16 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
       } else if (key == "cache" || key == "reuse_isa") {
         std::optional<bool> on = value.getAsBoolean();
         if (!on) {
-          lastError = ("bad compiler options: \"" + key.str() +
-                       "\" must be a boolean");
+          lastError =
+              ("bad compiler options: \"" + key.str() + "\" must be a boolean");
           return FlyCompiler{nullptr};
         }
         (key == "cache" ? options.cache.enabled : options.reuseIsa) = *on;
       } else if (key == "cache_dir" || key == "dump_dir") {
         std::optional<llvm::StringRef> dir = value.getAsString();
         if (!dir) {
-          lastError = ("bad compiler options: \"" + key.str() +
-                       "\" must be a string");
+          lastError =
+              ("bad compiler options: \"" + key.str() + "\" must be a string");
           return FlyCompiler{nullptr};
         }
         if (key == "cache_dir")
@@ -181,31 +181,30 @@ FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
   auto *r = new ResultImpl;
   std::lock_guard<std::mutex> lock(impl->mutex);
   std::mutex diagMutex;
-  ScopedDiagnosticHandler handler(
-      impl->context.get(), [&](Diagnostic &diag) {
-        std::string text;
-        llvm::raw_string_ostream os(text);
-        switch (diag.getSeverity()) {
-        case DiagnosticSeverity::Error:
-          os << "error: ";
-          break;
-        case DiagnosticSeverity::Warning:
-          os << "warning: ";
-          break;
-        case DiagnosticSeverity::Note:
-          os << "note: ";
-          break;
-        case DiagnosticSeverity::Remark:
-          os << "remark: ";
-          break;
-        }
-        os << diag.getLocation() << ": " << diag;
-        for (const Diagnostic &note : diag.getNotes())
-          os << "\nnote: " << note.getLocation() << ": " << note;
-        std::lock_guard<std::mutex> diagLock(diagMutex);
-        appendLine(r->error, text);
-        return success();
-      });
+  ScopedDiagnosticHandler handler(impl->context.get(), [&](Diagnostic &diag) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    switch (diag.getSeverity()) {
+    case DiagnosticSeverity::Error:
+      os << "error: ";
+      break;
+    case DiagnosticSeverity::Warning:
+      os << "warning: ";
+      break;
+    case DiagnosticSeverity::Note:
+      os << "note: ";
+      break;
+    case DiagnosticSeverity::Remark:
+      os << "remark: ";
+      break;
+    }
+    os << diag.getLocation() << ": " << diag;
+    for (const Diagnostic &note : diag.getNotes())
+      os << "\nnote: " << note.getLocation() << ": " << note;
+    std::lock_guard<std::mutex> diagLock(diagMutex);
+    appendLine(r->error, text);
+    return success();
+  });
 
   FailureOr<fly::CompileResult> result = failure();
   try {

@@ -217,9 +217,13 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
   result.binaryPass = split->binaryPass;
   result.suffix = split->suffix;
 
-  // Phase 1: the prefix, once, or its result from the cache.
-  CacheKey baseKey = makeBaseKey(job.source, split->prefix, job.chip);
-  result.baseKey = baseKey.digest();
+  // Phase 1: the prefix, once, or its result from the cache. The keys hash
+  // the whole source: not worth it for a cache that is off.
+  CacheKey baseKey;
+  if (cache.enabled()) {
+    baseKey = makeBaseKey(job.source, split->prefix, job.chip);
+    result.baseKey = baseKey.digest();
+  }
   std::string slot = job.sourceName + "|" + job.chip;
   OwningOpRef<ModuleOp> preBinary;
   auto runPrefix = [&]() -> std::optional<std::string> {
@@ -309,6 +313,8 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
   std::vector<CacheKey> keys(n);
   // Fills variant `i` from the cache; false on a miss.
   auto takeCached = [&](unsigned i) {
+    if (!cache.enabled())
+      return false;
     const HintSet &hints = job.hintSets[i];
     std::optional<std::string> payload = cache.lookup("binary", keys[i]);
     if (!payload)
@@ -335,7 +341,8 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
                                    getBinaryOptsHint(hints, gpuModules), loc,
                                    &effective)))
       return failure();
-    keys[i] = makeBinaryKey(baseKey, hints, effective);
+    if (cache.enabled())
+      keys[i] = makeBinaryKey(baseKey, hints, effective);
     if (!takeCached(i))
       misses.push_back(i);
   }
