@@ -48,6 +48,11 @@ static cl::opt<std::string>
 static cl::opt<unsigned>
     jobsOpt("fly-jobs", cl::desc("Variants replayed at once (0: threads)"),
             cl::init(0), cl::cat(flyCategory));
+static cl::opt<bool> reuseIsaOpt(
+    "fly-reuse-isa",
+    cl::desc("One ISA compile for hint sets that share it, then "
+             "fly-assemble-isa per variant (byte-identical objects)"),
+    cl::init(false));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -95,6 +100,7 @@ int main(int argc, char **argv) {
       return success();
     fly::ReplayInstrumentation::Options options;
     options.jobs = jobsOpt;
+    options.reuseIsa = reuseIsaOpt;
     // The replays get the same debugging aids as the main pipeline.
     options.configurePassManager = [](PassManager &replayPM) {
       if (failed(applyPassManagerCLOptions(replayPM)))
