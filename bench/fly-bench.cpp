@@ -15,8 +15,16 @@
 //             replayed alone, P at a time, on a thread pool
 //   warm      fly::SplitCompiler, jobs=P, in a fresh process whose on-disk
 //             cache holds the pre-binary module but no binaries
+//   serial-plain, parallel-plain
+//             serial and parallel with reuseIsa = false: every variant runs
+//             the whole gpu-module-to-binary (fly before reuse-isa). The
+//             modes above run with SplitCompiler's default, reuseIsa = true
+//             (what ships): NVVM variants that differ only in maxnreg /
+//             ptxas options share one PTX compile and each runs only ptxas;
+//             ROCDL variants are linked with lld in-process
 //   ideal     T_pre + sum_i T_bin(i) / P, from single-pass timings (singles)
-//   capacity  P copies of `serial` at once: how much parallel
+//             of the plain gpu-module-to-binary
+//   capacity  P copies of `serial-plain` at once: how much parallel
 //             speed-up the machine gives independent processes right now
 //
 // Every mode of every repetition runs in its own child process (this binary,
@@ -43,6 +51,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
@@ -64,6 +73,7 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,7 +108,8 @@ static cl::opt<unsigned> repsOpt("reps", cl::desc("Repetitions"),
 static cl::list<std::string>
     modesOpt("modes",
              cl::desc("Modes (default: singles,naive,text,serial,parallel,"
-                      "isolated,warm,one)"),
+                      "serial-plain,parallel-plain,isolated,capacity,warm,"
+                      "one)"),
              cl::CommaSeparated);
 static cl::opt<unsigned> roundsOpt("rounds",
                                    cl::desc("canonicalize,cse rounds in the "
@@ -206,6 +217,60 @@ int64_t readVmHWMKiB() {
 unsigned hardwareThreads() {
   return llvm::hardware_concurrency().compute_thread_count();
 }
+
+/// Wall time spent inside the replay's pass managers, summed over their
+/// runs: every pipeline that runs on a replay container (a top-level module
+/// named "fly.replay"), i.e. each batch of the binary pass and, with
+/// reuse-isa, each batch of ISA compiles and of fly-assemble-isa. The time
+/// of the container's top-level passes, so it matches the batch times the
+/// replay measures, without reconstructing its schedule (with reuse-isa a
+/// variant's replayMs adds its ISA batch and its assembly batch, so distinct
+/// replayMs no longer identify batches).
+struct ReplayPmTime {
+  std::mutex mutex;
+  double ms = 0;
+  int64_t runs = 0;
+};
+
+/// One per PassManager (SplitCompiler makes one per pipeline run); adds its
+/// time to `total` when the pass manager goes away.
+class ReplayPmTimer : public PassInstrumentation {
+public:
+  explicit ReplayPmTimer(ReplayPmTime &total) : total(total) {}
+  ~ReplayPmTimer() override {
+    if (!sawContainer)
+      return;
+    std::lock_guard<std::mutex> lock(total.mutex);
+    total.ms += ms;
+    ++total.runs;
+  }
+
+  static bool isContainer(Operation *op) {
+    auto module = dyn_cast<ModuleOp>(op);
+    return module && !op->getParentOp() && module.getSymName() &&
+           *module.getSymName() == "fly.replay";
+  }
+  // Top-level passes run on the thread that called PassManager::run, one
+  // after another; nested passes (other threads) never see the container.
+  void runBeforePass(Pass *, Operation *op) override {
+    if (isContainer(op)) {
+      sawContainer = true;
+      start = Clock::now();
+    }
+  }
+  void runAfterPass(Pass *, Operation *op) override { end(op); }
+  void runAfterPassFailed(Pass *, Operation *op) override { end(op); }
+
+private:
+  void end(Operation *op) {
+    if (isContainer(op))
+      ms += msSince(start);
+  }
+  ReplayPmTime &total;
+  bool sawContainer = false;
+  double ms = 0;
+  Clock::time_point start;
+};
 
 size_t countOps(Operation *op) {
   size_t n = 0;
@@ -330,19 +395,29 @@ public:
   }
 
   fly::SplitCompilerOptions compilerOptions(unsigned jobs, bool cache,
-                                            bool isolate) {
+                                            bool isolate, bool reuseIsa) {
     fly::SplitCompilerOptions options;
     options.jobs = jobs;
     options.isolateCrashes = isolate;
+    options.reuseIsa = reuseIsa;
     options.cache.enabled = cache;
     if (cache)
       options.cache.directory = cacheDirOpt;
     return options;
   }
 
-  json::Object runCompiler(unsigned jobs, bool cache, bool isolate = false) {
-    fly::SplitCompiler compiler(context,
-                                compilerOptions(jobs, cache, isolate));
+  /// `reuseIsa` true is SplitCompiler's default (what ships); false is the
+  /// plain replay, as before reuse-isa.
+  json::Object runCompiler(unsigned jobs, bool cache, bool isolate = false,
+                           bool reuseIsa = true) {
+    fly::SplitCompilerOptions options =
+        compilerOptions(jobs, cache, isolate, reuseIsa);
+    ReplayPmTime pmTime;
+    options.configurePassManager = [&pmTime](PassManager &pm) {
+      pm.addInstrumentation(std::make_unique<ReplayPmTimer>(pmTime));
+      return success();
+    };
+    fly::SplitCompiler compiler(context, std::move(options));
     fly::CompileJob job;
     job.source = source;
     job.sourceName = inputOpt;
@@ -356,8 +431,9 @@ public:
     double cpuMs = cpuMsNow() - cpu0;
     if (failed(result))
       die("SplitCompiler failed");
-    // Batches share one replayMs: the sum over distinct batches is the time
-    // spent inside the binary pass manager.
+    // Batches share one replayMs: without reuse-isa the sum over distinct
+    // batches is the time spent inside the binary pass manager (kept for
+    // comparison; pm_ms below measures that directly, also with reuse-isa).
     std::vector<std::pair<double, unsigned>> batches;
     unsigned deduped = 0, fromCache = 0;
     json::Array perVariant;
@@ -375,7 +451,9 @@ public:
           {"with", v.replayedWith},
           {"ok", v.succeeded()},
           {"dup", v.duplicateOf ? json::Value(*v.duplicateOf)
-                                : json::Value(nullptr)}});
+                                : json::Value(nullptr)},
+          {"isa_from", v.isaFrom ? json::Value(*v.isaFrom)
+                                 : json::Value(nullptr)}});
     }
     double batchMs = 0;
     for (auto &[bms, with] : batches)
@@ -386,6 +464,9 @@ public:
                         {"replay_ms", result->replayMs},
                         {"batch_ms", batchMs},
                         {"batches", static_cast<int64_t>(batches.size())},
+                        {"pm_ms", pmTime.ms},
+                        {"pm_runs", pmTime.runs},
+                        {"reuse_isa", reuseIsa},
                         {"failed", result->numFailed()},
                         {"deduped", deduped},
                         {"from_cache", fromCache},
@@ -583,6 +664,10 @@ int childMain(StringRef mode) {
     out = bench.runCompiler(1, false);
   else if (mode == "parallel")
     out = bench.runCompiler(0, false);
+  else if (mode == "serial-plain")
+    out = bench.runCompiler(1, false, /*isolate=*/false, /*reuseIsa=*/false);
+  else if (mode == "parallel-plain")
+    out = bench.runCompiler(0, false, /*isolate=*/false, /*reuseIsa=*/false);
   else if (mode == "isolated")
     out = bench.runCompiler(0, false, /*isolate=*/true);
   else if (mode == "warm-prep" || mode == "warm")
@@ -758,6 +843,12 @@ json::Value sampleToJSON(Sample &s) {
   return o;
 }
 
+/// The modes that get a summary (ratios to naive and the ideals) and a line
+/// of the console table.
+constexpr StringRef kSummaryModes[] = {
+    "naive",        "text",           "serial",   "parallel",
+    "serial-plain", "parallel-plain", "isolated", "warm"};
+
 std::string fmtRatio(double r) {
   return std::isnan(r) ? "-" : llvm::formatv("{0:f2}", r).str();
 }
@@ -804,8 +895,9 @@ int parentMain() {
 
   std::vector<std::string> modes(modesOpt.begin(), modesOpt.end());
   if (modes.empty())
-    modes = {"singles",  "naive",    "text", "serial",   "parallel",
-             "isolated", "capacity", "warm", "one"};
+    modes = {"singles",        "naive",    "text",     "serial",
+             "parallel",       "serial-plain", "parallel-plain",
+             "isolated",       "capacity", "warm",     "one"};
   std::vector<unsigned> ns(nOpt.begin(), nOpt.end());
   if (ns.empty())
     ns = {8, 16};
@@ -834,8 +926,10 @@ int parentMain() {
         }
         if (mode == "capacity") {
           // What this machine gives P independent single-threaded compiles
-          // right now: P copies of the serial mode at once.
-          std::vector<Sample> group = spawnMany("serial", n, hintsFileOpt, "", P);
+          // right now: P copies of serial-plain at once (the plain binary
+          // pass, the work whose sum T_bin the ideal divides by P).
+          std::vector<Sample> group =
+              spawnMany("serial-plain", n, hintsFileOpt, "", P);
           Sample s;
           json::Array each;
           double slowest = 0;
@@ -936,43 +1030,55 @@ int parentMain() {
     summary["ideal_P_ms"] = median(idealP);
     summary["ideal_1_ms"] = median(ideal1);
     // Effective parallelism of the machine for this work, from the capacity
-    // samples: P x serial alone / P serial copies at once.
+    // samples: P x serial-plain alone / P serial-plain copies at once.
     {
       capacityPeff = NAN;
       std::vector<double> peff;
-      if (samples.count("capacity") && samples.count("serial"))
+      if (samples.count("capacity") && samples.count("serial-plain"))
         for (unsigned rep = 0; rep < repsOpt; ++rep)
-          peff.push_back(P * ms("serial", rep) / ms("capacity", rep));
+          peff.push_back(P * ms("serial-plain", rep) / ms("capacity", rep));
       if (!peff.empty())
         capacityPeff = median(peff);
       if (!std::isnan(capacityPeff)) {
         summary["P_eff"] = capacityPeff;
-        std::vector<double> idealE, toIdealE;
+        std::vector<double> idealE, toIdealE, plainToIdealE;
         for (unsigned rep = 0; rep < repsOpt; ++rep) {
           const json::Object &si = samples["singles"][rep].data;
           double e = num(si, "t_pre") + num(si, "t_bin_sum") / capacityPeff;
           idealE.push_back(e);
           if (samples.count("parallel"))
             toIdealE.push_back(ms("parallel", rep) / e);
+          if (samples.count("parallel-plain"))
+            plainToIdealE.push_back(ms("parallel-plain", rep) / e);
         }
         summary["ideal_P_eff_ms"] = median(idealE);
         summary["parallel_x_ideal_P_eff"] = median(toIdealE);
+        summary["parallel_plain_x_ideal_P_eff"] = median(plainToIdealE);
       }
     }
-    // What the batching costs even with perfect per-variant scaling:
-    // replayVariants groups the hint sets by their `opts` and compiles each
-    // group in batches; the P threads of the pool take a batch's variants in
-    // order as they become free, and a batch ends with its last variant.
-    // T_pre + sum over batches of that schedule's makespan, for batches of
-    // P (as SplitCompiler asked before) and of min(group, 4P) (as now).
+    // What the batching costs even with perfect per-variant scaling, for the
+    // plain replay (reuse-isa off: each variant one whole binary pass, the
+    // T_bin that singles measures): replayVariants groups the hint sets by
+    // the `opts` that stay a pass option (getBinaryOptsHint) and compiles
+    // each group in batches; the P threads of the pool take a batch's
+    // variants in order as they become free, and a batch ends with its last
+    // variant. T_pre + sum over batches of that schedule's makespan, for
+    // batches of P (as SplitCompiler asked before) and of min(group, 4P)
+    // (as now). With reuse-isa the work itself is smaller, so no bound.
     if (samples.count("singles")) {
       std::vector<fly::HintSet> hs = loadHints(hintsFileOpt, n);
       std::vector<std::pair<std::string, std::vector<unsigned>>> groups;
       for (unsigned i = 0; i < hs.size(); ++i) {
-        // On NVVM the `opts` hint is IR (ptxas-cmd-options): one group.
-        std::string opts = StringRef(targetOpt).starts_with("nvvm:")
-                               ? ""
-                               : hs[i].lookup("opts").value_or("").str();
+        // On NVVM the `opts` hint is IR (the target's ptxas-cmd-options),
+        // so every variant shares one binary pass instance: one group.
+        // Except with -32, which the library keeps a pass option.
+        std::string opts = hs[i].lookup("opts").value_or("").str();
+        if (StringRef(targetOpt).starts_with("nvvm:")) {
+          llvm::SmallVector<StringRef> tokens;
+          StringRef(opts).split(tokens, ' ', -1, /*KeepEmpty=*/false);
+          if (!llvm::is_contained(tokens, "-32"))
+            opts.clear();
+        }
         auto g = llvm::find_if(groups, [&](auto &x) { return x.first == opts; });
         if (g == groups.end())
           g = groups.insert(groups.end(), {opts, {}});
@@ -993,7 +1099,7 @@ int parentMain() {
         }
         return t;
       };
-      std::vector<double> batchedP, batched4P, toBatched;
+      std::vector<double> batchedP, batched4P, toBatched, plainToBatched;
       for (unsigned rep = 0; rep < repsOpt; ++rep) {
         const json::Object &si = samples["singles"][rep].data;
         const json::Array *tb = si.getArray("t_bin");
@@ -1001,10 +1107,14 @@ int parentMain() {
         batched4P.push_back(num(si, "t_pre") + schedule(*tb, 4 * P));
         if (samples.count("parallel"))
           toBatched.push_back(ms("parallel", rep) / batched4P.back());
+        if (samples.count("parallel-plain"))
+          plainToBatched.push_back(ms("parallel-plain", rep) /
+                                   batched4P.back());
       }
       summary["ideal_batches_of_P_ms"] = median(batchedP);
       summary["ideal_batches_of_4P_ms"] = median(batched4P);
       summary["parallel_x_ideal_batches_of_4P"] = median(toBatched);
+      summary["parallel_plain_x_ideal_batches_of_4P"] = median(plainToBatched);
       int64_t nb = 0;
       for (auto &[opts, idx] : groups) {
         size_t batch = std::max<size_t>(P, std::min<size_t>(idx.size(), 4 * P));
@@ -1012,8 +1122,7 @@ int parentMain() {
       }
       summary["batches_expected"] = nb;
     }
-    for (StringRef mode :
-         {"naive", "text", "serial", "parallel", "isolated", "warm"}) {
+    for (StringRef mode : kSummaryModes) {
       if (!samples.count(mode.str()))
         continue;
       std::vector<double> abs, toNaive, toIdeal1, toIdealP, rss, hwm, wall,
@@ -1030,12 +1139,12 @@ int parentMain() {
         wall.push_back(s.wallMs);
         cpu.push_back(s.childCpuMs);
         // Time of a SplitCompiler mode that is neither phase 1 nor inside
-        // the binary pass manager (snapshot handling, keys, results, main
-        // module): measured in-process, so immune to other load.
-        if (s.data.get("batch_ms") && mode != "isolated")
-          outside.push_back((t - num(s.data, "prefix_ms") -
-                             num(s.data, "batch_ms")) /
-                            t);
+        // the replay's pass managers (snapshot handling, keys, results, main
+        // module): measured in-process, so immune to other load. Not for
+        // isolated replays, whose pass managers overlap in time.
+        if (s.data.get("pm_ms") && mode != "isolated")
+          outside.push_back(
+              (t - num(s.data, "prefix_ms") - num(s.data, "pm_ms")) / t);
         double c = num(s.data, "cpu_ms");
         workCpu.push_back(c);
         if (samples.count("naive"))
@@ -1105,6 +1214,27 @@ int parentMain() {
       w["phase1_from_cache_every_rep"] = allFromCache;
       w["binaries_from_cache_max"] = binaryHits;
     }
+    // What reuse-isa buys: the plain mode's time over the reuse mode's, per
+    // repetition (paired), wall and CPU.
+    {
+      json::Object reuse;
+      for (auto [on, off] : {std::pair<StringRef, StringRef>{"serial",
+                                                             "serial-plain"},
+                             {"parallel", "parallel-plain"}}) {
+        if (!samples.count(on.str()) || !samples.count(off.str()))
+          continue;
+        std::vector<double> wallX, cpuX;
+        for (unsigned rep = 0; rep < repsOpt; ++rep) {
+          wallX.push_back(ms(off, rep) / ms(on, rep));
+          cpuX.push_back(num(samples[off.str()][rep].data, "cpu_ms") /
+                         num(samples[on.str()][rep].data, "cpu_ms"));
+        }
+        reuse[(on + "_speedup").str()] = median(wallX);
+        reuse[(on + "_cpu_speedup").str()] = median(cpuX);
+      }
+      if (!reuse.empty())
+        summary["reuse_isa"] = std::move(reuse);
+    }
     if (samples.count("singles")) {
       std::vector<double> tPre, parse, tBinMean, snap, rec, text, install,
           binSum;
@@ -1162,18 +1292,26 @@ int parentMain() {
                                   label, targetOpt, n, P, repsOpt);
     llvm::outs() << llvm::formatv("  ideal(1) {0:f1} ms, ideal(P) {1:f1} ms\n",
                                   median(ideal1), median(idealP));
-    for (StringRef mode :
-         {"naive", "text", "serial", "parallel", "isolated", "warm"}) {
+    for (StringRef mode : kSummaryModes) {
       const json::Object *m = summary.getObject(mode);
       if (!m)
         continue;
       llvm::outs() << llvm::formatv(
-          "  {0,-9} {1,9:f1} ms  x naive {2,5}  x ideal(1) {3,5}  x ideal(P) "
+          "  {0,-14} {1,9:f1} ms  x naive {2,5}  x ideal(1) {3,5}  x ideal(P) "
           "{4,5}  VmHWM {5,7:f0} KiB\n",
           mode, num(*m, "ms"), fmtRatio(num(*m, "x_naive")),
           fmtRatio(num(*m, "x_ideal_1")), fmtRatio(num(*m, "x_ideal_P")),
           num(*m, "vmhwm_kib"));
     }
+
+    if (const json::Object *r = summary.getObject("reuse_isa"))
+      llvm::outs() << llvm::formatv(
+          "  reuse-isa: plain / reuse = serial {0} (CPU {1}), parallel {2} "
+          "(CPU {3})\n",
+          fmtRatio(num(*r, "serial_speedup")),
+          fmtRatio(num(*r, "serial_cpu_speedup")),
+          fmtRatio(num(*r, "parallel_speedup")),
+          fmtRatio(num(*r, "parallel_cpu_speedup")));
 
     json::Object raw;
     for (auto &[mode, list] : samples) {

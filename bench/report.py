@@ -11,15 +11,19 @@ import subprocess
 import sys
 import time
 
-MODES = ["naive", "text", "serial", "parallel", "isolated", "warm"]
+MODES = ["naive", "text", "serial", "parallel", "serial-plain", "parallel-plain",
+         "isolated", "warm"]
 MODE_TEXT = {
     "naive": "naive (N full compiles)",
     "text": "text round-trip (prototype)",
     "serial": "fly serial (jobs=1)",
     "parallel": "fly parallel (jobs=P)",
+    "serial-plain": "fly serial, reuse-isa off (as before)",
+    "parallel-plain": "fly parallel, reuse-isa off (as before)",
     "isolated": "fly parallel, isolated replays",
     "warm": "fly warm (new process, prefix cached)",
 }
+SERIAL_MODES = ("serial", "serial-plain")
 
 
 def sh(cmd):
@@ -101,19 +105,44 @@ def mode_row(name, m, run):
             f"{f2(cores)} | {f2(ph2)} | {mib(m.get('vmhwm_kib'))} | {mib(m.get('maxrss_kib'))} |")
 
 
-def parallel_efficiency(run):
-    """sum T_bin / P over the time the parallel mode spent inside the
-    binary pass manager (sum of its batch times), median over reps."""
+def parallel_efficiency(run, mode="parallel"):
+    """sum T_bin / P over the time the mode spent inside the replay's pass
+    managers (pm_ms: measured by a pass instrumentation; older JSON: the sum
+    of its batch times), median over reps; and how many pass-manager runs
+    (batches) that was."""
     s = run["samples"]
-    if "parallel" not in s or "singles" not in s:
+    if mode not in s or "singles" not in s:
         return None, None
     vals, batches = [], []
-    for p, si in zip(s["parallel"], s["singles"]):
-        if p.get("batch_ms"):
-            vals.append(si["t_bin_sum"] / P_OF[0] / p["batch_ms"])
-            batches.append(p.get("batches"))
+    for p, si in zip(s[mode], s["singles"]):
+        t = p.get("pm_ms", p.get("batch_ms"))
+        if t:
+            vals.append(si["t_bin_sum"] / P_OF[0] / t)
+            batches.append(p.get("pm_runs", p.get("batches")))
     vals.sort()
     return (vals[len(vals) // 2] if vals else None), (batches[0] if batches else None)
+
+
+def paired_ratio(run, a, b, key="ms"):
+    """median (min, max) over repetitions of a[key] / b[key], same repetition."""
+    smp = run["samples"]
+    if a not in smp or b not in smp:
+        return None, None, None
+    v = sorted(x[key] / y[key] for x, y in zip(smp[a], smp[b])
+               if x.get(key) and y.get(key))
+    if not v:
+        return None, None, None
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2, v[0], v[-1]
+
+
+def isa_compiles(run, mode="parallel"):
+    """How many shared ISAs the first sample of `mode` compiled (distinct
+    isa_from of its variants), or None without reuse-isa data."""
+    smp = run["samples"].get(mode)
+    if not smp or "variants" not in smp[0]:
+        return None
+    srcs = {v.get("isa_from") for v in smp[0]["variants"] if v.get("isa_from") is not None}
+    return len(srcs) if srcs else None
 
 
 P_OF = [1]
@@ -127,7 +156,7 @@ def phase2(run, mode):
     s = run["samples"]
     if mode not in s or "singles" not in s or "prefix_ms" not in s[mode][0]:
         return None
-    p = 1 if mode == "serial" else P_OF[0]
+    p = 1 if mode in SERIAL_MODES else P_OF[0]
     vals = sorted((m["ms"] - m["prefix_ms"]) / (si["t_bin_sum"] / p)
                   for m, si in zip(s[mode], s["singles"]))
     return vals[len(vals) // 2]
@@ -205,12 +234,26 @@ def main(argv):
     w("")
     w("* **naive**: N × (parse source + prefix pipeline + apply hints + gpu-module-to-binary), one after another.")
     w("* **text round-trip**: prefix once, then per variant print the pre-binary module to MLIR text, parse it, apply the hints, run the binary pass (the original prototype).")
+    w("* **reuse-isa** (`SplitCompilerOptions::reuseIsa`, on by default): NVVM variants that differ only in "
+      "`maxnreg` or ptxas options share one PTX compile and each runs only ptxas (`fly-assemble-isa`); ROCDL "
+      "variants each compile their own ISA but are linked with lld inside the process instead of starting "
+      "`ld.lld`. The objects are byte-identical to the plain replay's. **fly serial, fly parallel, isolated "
+      "replays and fly warm run with it on** (that is what ships, and what the Targets table reports); the "
+      "ideal stays defined on the plain `gpu-module-to-binary`, so with reuse-isa fly can go below it "
+      "(see *Beyond the ideal*).")
     w("* **fly serial**: `fly::SplitCompiler`, jobs=1, cache disabled.")
-    w(f"* **fly parallel**: `fly::SplitCompiler`, jobs=P={P}, cache disabled. Variants of one batch (batch size = jobs) are compiled by the MLIRContext's thread pool (context threading on, {P} threads).")
-    w("* **fly parallel, isolated replays**: the same with `isolateCrashes` (fly-tune's default since it exists): each variant is replayed alone (its own replayVariants call under a CrashRecoveryContext), P at a time on a thread pool, so a free thread takes the next variant at once (no batch barrier). Not one of the targets; shown because it schedules differently.")
+    w(f"* **fly parallel**: `fly::SplitCompiler`, jobs=P={P}, cache disabled. The variants are compiled in batches of "
+      f"up to 4 per thread (min(N, 4P)) on the MLIRContext's thread pool (context threading on, {P} threads), which "
+      f"compiles {P} at a time; with reuse-isa first the shared ISAs, then the per-variant assembly, each in such batches.")
+    w("* **fly serial / parallel, reuse-isa off (as before)**: the same two with `reuseIsa = false`: every variant "
+      "runs the whole `gpu-module-to-binary` (fly as it was before reuse-isa).")
+    w("* **fly parallel, isolated replays**: the same with `isolateCrashes` (fly-tune's default since it exists): each variant is replayed alone (its own replayVariants call under a CrashRecoveryContext), P at a time on a thread pool (with reuse-isa after the shared ISAs, compiled the same way), so a free thread takes the next variant at once (no batch barrier). Not one of the targets; shown because it schedules differently.")
     w("* **fly warm**: a new process, `SplitCompiler` jobs=P with the on-disk cache (FLY_CACHE_DIR) holding only the level-1 (pre-binary) entry: filled once per N by a separate process, then every `llvmcache-binary-*` file deleted; each repetition starts from a fresh copy of what is left. Phase 1 is a cache load (read + bytecode parse + verify); the N binaries are compiled (and stored).")
     w("* **ideal**: ideal(P) = T_pre + Σᵢ T_bin(i) / P, ideal(1) = T_pre + Σᵢ T_bin(i), from single-pass timings taken in a separate child of the same repetition (*singles*): T_pre = parse + prefix pipeline; T_bin(i) = gpu-module-to-binary alone on a copy of the pre-binary module with hint set i applied (copy and hints not timed).")
-    w("* **machine capacity**: P copies of *fly serial* started at once as separate processes, in every repetition; P_eff = P × t(one alone) / t(slowest copy) is the parallel speed-up this machine gives independent single-threaded compiles of this workload right now (2 on an idle 2-core machine; less while other processes run or when the copies compete for caches/memory). ideal(P_eff) = T_pre + Σ T_bin / P_eff separates what fly loses from what the machine does not have.")
+    w("* **machine capacity**: P copies of *fly serial, reuse-isa off* (the plain binary pass, the work whose Σ T_bin the ideal divides) started at once as separate processes, in every repetition; P_eff = P × t(one alone) / t(slowest copy) is the parallel speed-up this machine gives independent single-threaded compiles of this workload right now (2 on an idle 2-core machine; less while other processes run or when the copies compete for caches/memory). ideal(P_eff) = T_pre + Σ T_bin / P_eff separates what fly loses from what the machine does not have.")
+    w("* **time inside the replay's pass managers** (for the *outside* shares and the parallel efficiency): a "
+      "pass instrumentation in the fly child sums the wall time of every pipeline run on a replay container "
+      "(each batch; with reuse-isa the ISA-compile batches and the assembly batches).")
     w("* **snapshot handling per variant**: exactly the replay's `buildVariant` steps (create the variant module, clone the gpu.modules into it, write the hints, verify it, erase it), timed alone in a loop; also timed alone: `recordBinaries` (collect objects + print the gpu.binary ops), the prototype's print+parse of the pre-binary module, and the main-module step of SplitCompiler (clone + parse the first variant's binaries).")
     w("* All modes use the same pipeline: fly-tune's preset with 3 rounds of `canonicalize,cse` in front: " + (f"`{configs[0][1].get('pipeline', '')}`" if configs else ""))
     w("")
@@ -300,6 +343,41 @@ def main(argv):
     w("RSS ratios use VmHWM (the compiling process itself); the wait4 maxrss is in the tables below.")
     w("")
 
+    # Beyond the ideal.
+    w("## Beyond the ideal: reuse-isa")
+    w("")
+    w("The ideal assumes every variant runs the whole `gpu-module-to-binary` (T_bin as measured alone). "
+      "reuse-isa does less: on NVVM one PTX compile per shared ISA and ptxas per variant, on ROCDL no `ld.lld` "
+      "process per variant. Same repetitions, same ideals; medians of per-repetition ratios. *ISA compiles*: "
+      "shared ISAs fly parallel compiled for the N variants (distinct `isa_from`). Speed-up = reuse-isa off ÷ on, "
+      "wall (min–max) and CPU.")
+    w("")
+    beyond = []
+    for name, d in configs:
+        if d.get("skipped"):
+            continue
+        for run in d["runs"]:
+            s = run["summary"]
+            if "parallel-plain" not in s and "serial-plain" not in s:
+                continue
+            def sp(a, b, key="ms"):
+                m, lo, hi = paired_ratio(run, a, b, key)
+                if m is None:
+                    return "-"
+                return f"{m:.2f}×" + (f" ({lo:.2f}–{hi:.2f})" if key == "ms" and lo != hi else "")
+            beyond.append(f"| {d['name']} | {d['target']} | {run['n']} | {isa_compiles(run) or '-'} | "
+              f"{f2(s.get('parallel', {}).get('x_ideal_P'))} | {f2(s.get('parallel-plain', {}).get('x_ideal_P'))} | "
+              f"{f2(s.get('serial', {}).get('x_ideal_1'))} | {f2(s.get('serial-plain', {}).get('x_ideal_1'))} | "
+              f"{sp('parallel-plain', 'parallel')} | {sp('parallel-plain', 'parallel', 'cpu_ms')} | "
+              f"{sp('serial-plain', 'serial')} | {sp('serial-plain', 'serial', 'cpu_ms')} |")
+    if beyond:
+        w("| workload | target | N | ISA compiles | fly parallel ÷ ideal(P): reuse on | off | fly serial ÷ ideal(1): reuse on | off | parallel-plain ms ÷ parallel ms | CPU | serial-plain ms ÷ serial ms | CPU |")
+        w("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        L.extend(beyond)
+    else:
+        w("No reuse-isa-off modes (serial-plain, parallel-plain) in this run.")
+    w("")
+
     # Per workload.
     w("## Results per workload")
     for name, d in configs:
@@ -348,23 +426,37 @@ def main(argv):
                   f"{'yes' if wm.get('phase1_from_cache_every_rep') else '**no**'}; "
                   f"binaries found in the cache: {wm.get('binaries_from_cache_max', '-')} (must be 0).")
             if s.get("serial", {}).get("outside_pm_share") is not None:
+                plain = ""
+                if s.get("serial-plain", {}).get("outside_pm_share") is not None:
+                    plain = (f"; reuse-isa off: fly serial {pct(s['serial-plain']['outside_pm_share'])}, "
+                             f"fly parallel {pct(s.get('parallel-plain', {}).get('outside_pm_share'))}")
                 w(f"Measured inside the fly processes (immune to other load): fly serial spent "
-                  f"{pct(s['serial']['outside_pm_share'])} of its time outside phase 1 and outside the binary "
-                  f"pass manager (snapshot handling, keys, result collection, main module); fly parallel "
-                  f"{pct(s.get('parallel', {}).get('outside_pm_share'))}.")
+                  f"{pct(s['serial']['outside_pm_share'])} of its time outside phase 1 and outside the replay's "
+                  f"pass managers (snapshot handling, keys, result collection, main module); fly parallel "
+                  f"{pct(s.get('parallel', {}).get('outside_pm_share'))}{plain}.")
             if eff is not None:
-                w(f"fly parallel: {batches} batches; parallel efficiency Σ T_bin / P ÷ time inside the binary pass manager = {pct(eff)}.")
+                eff_plain, batches_plain = parallel_efficiency(run, "parallel-plain")
+                w(f"fly parallel: {batches} pass-manager runs (batches; with reuse-isa ISA compiles and assembly "
+                  f"separately); Σ T_bin / P ÷ time inside them = {pct(eff)} (above 100 % when reuse-isa saves work)"
+                  + (f"; reuse-isa off: {batches_plain} batch{'es' if batches_plain != 1 else ''}, "
+                     f"parallel efficiency {pct(eff_plain)}"
+                     if eff_plain is not None else "") + ".")
             if s.get("P_eff"):
-                w(f"Machine capacity: {P} copies of fly serial run at once as separate processes went "
+                w(f"Machine capacity: {P} copies of fly serial, reuse-isa off, run at once as separate processes went "
                   f"P_eff = {f2(s['P_eff'])} times as fast as one alone; "
                   f"ideal(P_eff) = T_pre + Σ T_bin / P_eff = {f1(s.get('ideal_P_eff_ms'))} ms, "
-                  f"fly parallel / ideal(P_eff) = {f2(s.get('parallel_x_ideal_P_eff'))}.")
+                  f"fly parallel / ideal(P_eff) = {f2(s.get('parallel_x_ideal_P_eff'))}"
+                  + (f" (reuse-isa off {f2(s['parallel_plain_x_ideal_P_eff'])})"
+                     if s.get("parallel_plain_x_ideal_P_eff") else "") + ".")
             if s.get("ideal_batches_of_P_ms") and s.get("ideal_P_ms"):
-                w(f"Schedule bound (T_bin of each variant as measured alone, P threads taking the variants of a batch in order, "
-                  f"each batch ending with its last variant): batches of P = {f1(s['ideal_batches_of_P_ms'])} ms "
-                  f"({f2(s['ideal_batches_of_P_ms'] / s['ideal_P_ms'])} × ideal(P), SplitCompiler before this change), "
+                w(f"Schedule bound of the plain replay (T_bin of each variant as measured alone, P threads taking the "
+                  f"variants of a batch in order, each batch ending with its last variant; one group per `opts` that "
+                  f"stays a pass option, so one group on NVVM): batches of P = {f1(s['ideal_batches_of_P_ms'])} ms "
+                  f"({f2(s['ideal_batches_of_P_ms'] / s['ideal_P_ms'])} × ideal(P), SplitCompiler before batches of up to 4P), "
                   f"batches of up to 4P = {f1(s['ideal_batches_of_4P_ms'])} ms "
-                  f"({f2(s['ideal_batches_of_4P_ms'] / s['ideal_P_ms'])} × ideal(P), now).")
+                  f"({f2(s['ideal_batches_of_4P_ms'] / s['ideal_P_ms'])} × ideal(P), now)"
+                  + (f"; fly parallel, reuse-isa off ÷ this bound = {f2(s['parallel_plain_x_ideal_batches_of_4P'])}"
+                     if s.get("parallel_plain_x_ideal_batches_of_4P") else "") + ".")
             w("")
             w(f"Per variant (mean over hint sets): snapshot handling {f2(sg.get('snapshot_ms'))} ms = "
               f"{pct(sg['snapshot_ms'] / sg['t_bin_mean_ms']) if sg else '-'} of T_bin; "
@@ -381,7 +473,8 @@ def main(argv):
               f"{f1(dd['ms_with_duplicates'])} ms vs {f1(dd['ms_distinct'])} ms for the "
               f"{dd['n_distinct']} distinct ones alone: ratio {f2(dd['ratio'])} "
               f"(≈ 1 when duplicates are not compiled again; "
-              f"{smp.get('deduped', 0)} variant(s) reported as copies, {smp.get('batches', '-')} batches)."
+              f"{smp.get('deduped', 0)} variant(s) reported as copies, "
+              f"{smp.get('pm_runs', smp.get('batches', '-'))} pass-manager runs)."
               + (" Before the dedupe in lib/Replay (measured once on this machine with the same hint files "
                  "before the change: 438.5 ms vs 233.2 ms, ratio 1.88) every duplicate was compiled again."
                  if d["target"].startswith("rocdl") else ""))
@@ -423,10 +516,15 @@ def main(argv):
         w("")
         w("## Where the binary pass spends its time (perf)")
         w("")
-        w("`perf record --call-graph=dwarf` of one `fly-bench --child=serial` run of the bundled example "
+        child = next((p.get("child") for p in profiles if p.get("child")), "serial")
+        w(f"`perf record --call-graph=dwarf` of one `fly-bench --child={child}` run of the bundled example "
           "(N=8, one variant after another); share of the CPU samples of the binary pass "
           "(in-process samples under `transformGpuModulesToBinaries` plus all samples of the tools it runs). "
-          "Made by bench/profile.py.")
+          "Made by bench/profile.py."
+          + (" That mode runs with reuse-isa: on NVVM the PTX is compiled once per shared ISA and ptxas "
+             "runs per variant; on ROCDL the assembly and the in-process lld link run in `fly-assemble-isa`, "
+             "outside `transformGpuModulesToBinaries`, so they are not in these shares "
+             "(`--child=serial-plain` profiles the plain pass)." if child == "serial" else ""))
         for p in profiles:
             if p.get("skipped"):
                 w("")
@@ -501,13 +599,18 @@ def main(argv):
         rt_scale = (int(scaling[-1]["name"].split("-")[1]), sg["text_roundtrip_ms"] / sg["t_bin_mean_ms"],
                     max(x["runs"][0]["summary"]["singles"]["snapshot_ms"] /
                         x["runs"][0]["summary"]["singles"]["t_bin_mean_ms"] for x in scaling))
+    outsp = vals(lambda r: r[3]["summary"].get("serial-plain", {}).get("outside_pm_share"))
+    outpp = vals(lambda r: r[3]["summary"].get("parallel-plain", {}).get("outside_pm_share"))
     w(f"* **What fly itself costs** (measured inside the fly process, so other load and run-to-run "
       f"variance do not enter): fly serial spends {span(outs, pct)} of its time outside phase 1 and "
-      f"outside the binary pass manager, fly parallel {span(outp, pct)}; the snapshot handling of one "
-      f"variant is {span(snap, pct)} of T_bin. The larger shares belong to the prefix-dominated input "
-      f"({prefix_kib / 1024:.1f} MiB of text): most of that is the SHA-256 of the whole source for the "
-      f"level-1 cache key, computed even with the cache off (llvm::SHA256::hashBlock was 2.6 % of the "
-      f"samples of a fly serial run on it in a perf profile taken while writing this benchmark).")
+      f"outside the replay's pass managers, fly parallel {span(outp, pct)}"
+      + (f" (reuse-isa off: {span(outsp, pct)} and {span(outpp, pct)})" if outsp or outpp else "")
+      + f"; the snapshot handling of one variant is {span(snap, pct)} of T_bin. Earlier runs found the "
+      f"largest shares on the prefix-dominated input"
+      + (f" ({prefix_kib / 1024:.1f} MiB of text)" if prefix_kib else "") + ", mostly the "
+      f"SHA-256 of the whole source for the cache keys (llvm::SHA256::hashBlock was 2.6 % of the samples "
+      f"of a fly serial run on it); SplitCompiler no longer computes the keys when the cache is off, so "
+      f"only fly warm (cache on) still pays it.")
     ser_miss = [m for m in misses if m[3] == "serial"]
     if ser_miss:
         txt = "; ".join(
@@ -537,22 +640,31 @@ def main(argv):
           f"each batch ends with its slowest variant; the schedule bound (per-variant T_bin measured alone, "
           f"scheduled as the library does) is shown per workload: on ROCDL it was "
           f"{span(bound('ideal_batches_of_P_ms', 'rocdl'))} × ideal(P) with batches of P (before this change) "
-          f"and is {span(bound('ideal_batches_of_4P_ms', 'rocdl'))} now; (3) on NVVM the hint set with "
-          f"`opts=-O1` needs its own binary pass instance, so it forms its own group and batch and runs "
-          f"alone: the NVVM schedule bound is {span(bound('ideal_batches_of_4P_ms', 'nvvm'))} "
-          f"({span(bound('ideal_batches_of_P_ms', 'nvvm'))} before). Run-to-run variance is the rest "
-          f"(the min–max ranges).")
+          f"and is {span(bound('ideal_batches_of_4P_ms', 'rocdl'))} now, on NVVM "
+          f"{span(bound('ideal_batches_of_4P_ms', 'nvvm'))} ({span(bound('ideal_batches_of_P_ms', 'nvvm'))} "
+          f"with batches of P; the `opts` hint is the target's `ptxas-cmd-options` there, so all NVVM hint sets "
+          f"share one binary pass instance and one group). These bounds are for the plain replay; fly parallel "
+          f"with reuse-isa does less work than Σ T_bin (see *Beyond the ideal*). Run-to-run variance is the "
+          f"rest (the min–max ranges).")
     for fam in ("rocdl", "nvvm"):
         par = vals(lambda r: r[3]["summary"].get("parallel", {}).get("x_ideal_P") if r[1].startswith(fam) else None)
         iso = vals(lambda r: r[3]["summary"].get("isolated", {}).get("x_ideal_P") if r[1].startswith(fam) else None)
         if par and iso:
             w(f"* **Isolated replays ({fam})**: fly parallel with `isolateCrashes` (each variant its own "
-              f"task on a pool of P threads: no batch barrier, and `opts` groups do not serialise) is at "
-              f"{span(iso)} × ideal(P), batched fly parallel at {span(par)}."
-              + (" For NVVM this is the `opts=-O1` group: writing ptxas options into the target attribute "
-                 "(`#nvvm.target<flags = {\"ptxas-cmd-options\" = ...}>`, supported by MLIR 22) instead of "
-                 "into the pass option would let every hint set share one binary pass instance and one batch."
-                 if fam == "nvvm" else ""))
+              f"task on a pool of P threads, after the shared ISAs: no batch barrier) is at "
+              f"{span(iso)} × ideal(P), batched fly parallel at {span(par)} (both with reuse-isa).")
+    for fam in ("rocdl", "nvvm"):
+        up = vals(lambda r: paired_ratio(r[3], "parallel-plain", "parallel")[0] if r[1].startswith(fam) else None)
+        ups = vals(lambda r: paired_ratio(r[3], "serial-plain", "serial")[0] if r[1].startswith(fam) else None)
+        on = vals(lambda r: r[3]["summary"].get("parallel", {}).get("x_ideal_P") if r[1].startswith(fam) else None)
+        off = vals(lambda r: r[3]["summary"].get("parallel-plain", {}).get("x_ideal_P") if r[1].startswith(fam) else None)
+        if up:
+            w(f"* **reuse-isa ({fam})**: fly parallel is {span(up)}× as fast with it as without "
+              f"(fly serial {span(ups)}×); fly parallel ÷ ideal(P) is {span(on)} with it, {span(off)} without. "
+              + ("On NVVM the saving is the PTX compile (translation, libdevice, O3, PTX codegen) of every variant "
+                 "that shares an ISA; ptxas still runs per variant." if fam == "nvvm" else
+                 "On ROCDL each variant still compiles its own ISA; the saving is the `ld.lld` process per variant "
+                 "(linked in-process instead)."))
     warm_miss = [m for m in misses if m[3] == "warm"]
     if warm_miss:
         wv = [m[4] for m in warm_miss]
@@ -584,11 +696,17 @@ def main(argv):
             lld_own = stage(p, lambda x: "ld.lld: its own code" in x)
             cg = stage(p, lambda x: x.startswith("codegen"))
             opt = stage(p, lambda x: "optimisation" in x)
-            w(f"* **The ROCDL binary pass** (profile, bundled example): {cg:.0f} % LLVM codegen "
-              f"(translateModuleToISA), {opt:.0f} % O3, {lld:.0f} % the ld.lld process, of which only "
-              f"{lld_own:.0f} points are ld.lld's own code: the rest is starting it (exec, page faults and "
-              f"the dynamic loader relocating libLLVM.so). Not fly's code; a statically linked ld.lld, or "
-              f"linking in-process, would remove most of that share for small kernels.")
+            if lld > 0:
+                w(f"* **The ROCDL binary pass** (profile, bundled example): {cg:.0f} % LLVM codegen "
+                  f"(translateModuleToISA), {opt:.0f} % O3, {lld:.0f} % the ld.lld process, of which only "
+                  f"{lld_own:.0f} points are ld.lld's own code: the rest is starting it (exec, page faults and "
+                  f"the dynamic loader relocating libLLVM.so). reuse-isa (on in fly serial/parallel/warm) links "
+                  f"with lld inside the process (`fly::linkAmdgpuObject`) and so removes that process.")
+            else:
+                w(f"* **The ROCDL binary pass** (profile, bundled example): {cg:.0f} % LLVM codegen "
+                  f"(translateModuleToISA), {opt:.0f} % O3; no ld.lld process: the profiled run used reuse-isa, "
+                  f"whose assembly and in-process link (`fly-assemble-isa`) run outside "
+                  f"`transformGpuModulesToBinaries` and are not in these shares.")
         else:
             px = stage(p, lambda x: "ptxas" in x)
             cg = stage(p, lambda x: x.startswith("codegen"))
@@ -609,6 +727,12 @@ def main(argv):
       "context's threads, batches now hold up to 4 variants per thread; the pool still compiles at most "
       "`threads` at once, but a free thread takes the next variant instead of waiting for the slowest "
       "variant of a batch of P. The schedule bounds above show the effect.")
+    w("* **NVVM `opts` in the target** (lib/Hints/ApplyHints.cpp): the `opts` hint becomes the NVVM target's "
+      "`ptxas-cmd-options`, so hint sets that differ only in ptxas options share one binary pass instance and "
+      "one group of batches (the schedule bounds above model that).")
+    w("* **reuse-isa** (lib/Replay/SharedIsa.cpp, lib/Transforms/AssembleIsa.cpp, lib/Backend/PtxAssembler.cpp, "
+      "lib/Backend/AmdgpuLinker.cpp): one PTX compile per shared ISA on NVVM, in-process lld on ROCDL; measured "
+      "against the plain replay in *Beyond the ideal*.")
     w("* **No cache encoding with the cache off** (lib/Compiler/SplitCompiler.cpp): `encodeVariant` "
       "(a copy of all objects into a JSON payload) ran for every variant even when the cache was disabled.")
     w("")

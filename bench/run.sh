@@ -4,8 +4,9 @@
 #   bench/run.sh [build-dir]          (default: build)
 #
 # builds fly-bench if needed, generates the workloads, measures every mode
-# (naive, text round-trip, fly serial / parallel / warm, ideal) for each
-# workload and target with N=8 and N=16 hint sets, runs the kernel-count
+# (naive, text round-trip, fly serial / parallel / isolated / warm with
+# reuse-isa as it ships, fly serial / parallel with reuse-isa off, ideal) for
+# each workload and target with N=8 and N=16 hint sets, runs the kernel-count
 # scaling series, the duplicate-hint check and a perf profile of the binary
 # pass, and writes bench/RESULTS.md. Raw JSON goes to <build-dir>/bench-results.
 #
