@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Where does the binary pass spend its time? A perf profile of one
-`fly-bench --child=serial` run (prefix once, N variants one after another),
+`fly-bench --child=serial-plain` run (prefix once, N variants one after
+another, reuse-isa off so that every variant runs the whole plain pass),
 broken down into the stages of gpu-module-to-binary.
 
   profile.py --fly-bench B --input K --target T --toolkit D --hints H --n N -o out.json
@@ -65,7 +66,7 @@ def main(argv):
         child_out = os.path.join(tmp, "child.json")
         cmd = [perf, "record", "-q", "-o", data, "-F", str(a.freq),
                "--call-graph=dwarf,16384", "--", a.fly_bench,
-               "--child=serial", "--input=" + a.input, "--target=" + a.target,
+               "--child=serial-plain", "--input=" + a.input, "--target=" + a.target,
                "--toolkit=" + a.toolkit, "--hints-file=" + a.hints,
                "--child-n=%d" % a.n, "--child-out=" + child_out]
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -121,6 +122,7 @@ def main(argv):
     prefix_in = inclusive.get((main_comm, "mlir::PassManager::run"), 0) - binary_in
     done({
         "target": a.target,
+        "child": "serial-plain",
         "n": a.n,
         "serial_ms": child.get("ms"),
         "prefix_ms": child.get("prefix_ms"),
