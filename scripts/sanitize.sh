@@ -77,7 +77,12 @@ SUPP=""
 # step fails if it left a report there.
 SANLOG=$ROOT/$DIR/sanitizer-logs
 rm -rf "$SANLOG" && mkdir -p "$SANLOG"
-export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=1:strict_init_order=1:check_initialization_order=1:log_path=$SANLOG/asan"
+# use_sigaltstack=0: LLVM's signal handlers (CrashRecoveryContext::Enable, which
+# crash isolation and the in-process lld call, possibly on a worker thread)
+# replace a thread's alternate signal stack with a larger malloc'd one; ASan
+# would then unmap that buffer as its own when the thread exits and abort
+# ("failed to deallocate ... unable to unmap"). Only one of them may own it.
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=1:strict_init_order=1:check_initialization_order=1:use_sigaltstack=0:log_path=$SANLOG/asan"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:abort_on_error=1:log_path=$SANLOG/ubsan"
 # ignore_noninstrumented_modules=1: memory accesses that TSan's interceptors
 # (free, operator delete, memcpy, ...) make on behalf of the uninstrumented
@@ -132,6 +137,7 @@ open(sys.argv[2], "w").write(out[:close] + module + out[close:])
 PY
 }
 HINTS='waves_per_eu=1;waves_per_eu=4;maxnreg=64;O=1'
+CUDA_TOOLKIT=${FLY_CUDA_TOOLKIT:-/usr/local/cuda}
 
 run_step() {
   local step=$1 tmp rc
@@ -171,7 +177,12 @@ run_step() {
         FLY_CACHE_DIR=$tmp/cache "$DIR/bin/fly-tune" "$tmp/multi.mlir" \
           --hints="$HINTS" --jobs=4 --out-dir="$tmp/cold" &&
         FLY_CACHE_DIR=$tmp/cache "$DIR/bin/fly-tune" "$tmp/multi.mlir" \
-          --hints="$HINTS" --jobs=4 --out-dir="$tmp/warm"
+          --hints="$HINTS" --jobs=4 --out-dir="$tmp/warm" &&
+        # NVVM: shared PTX compiles, then ptxas per variant, 4 at a time.
+        { [ ! -x "$CUDA_TOOLKIT/bin/ptxas" ] ||
+          "$DIR/bin/fly-tune" "$tmp/multi.mlir" --target=nvvm:sm_90 \
+            --hints="maxnreg=32;maxnreg=64;;O=1;maxnreg=96" --jobs=4 \
+            --no-cache --out-dir="$tmp/nvvm"; }
       rc=$?
       rm -rf "$tmp"
       return $rc ;;
