@@ -609,8 +609,9 @@ def main(argv):
       f"largest shares on the prefix-dominated input"
       + (f" ({prefix_kib / 1024:.1f} MiB of text)" if prefix_kib else "") + ", mostly the "
       f"SHA-256 of the whole source for the cache keys (llvm::SHA256::hashBlock was 2.6 % of the samples "
-      f"of a fly serial run on it); SplitCompiler no longer computes the keys when the cache is off, so "
-      f"only fly warm (cache on) still pays it.")
+      f"of a fly serial run on it); SplitCompiler no longer computes the keys when the cache is off, and "
+      f"hashes the key parts with XXH3-128 instead (a 4 MiB part: 0.2 ms instead of 17–19 ms for SHA-256), "
+      f"which is what fly warm (cache on) pays.")
     ser_miss = [m for m in misses if m[3] == "serial"]
     if ser_miss:
         txt = "; ".join(

@@ -22,9 +22,16 @@ using namespace llvm;
 namespace fly {
 
 CacheKey &CacheKey::add(StringRef name, StringRef value) {
-  SHA256 hash;
-  hash.update(value);
-  parts_.emplace_back(name.str(), toHex(hash.final(), /*LowerCase=*/true));
+  // Parts can be megabytes of source: XXH3-128 hashes them ~80 times as fast
+  // as SHA-256 (4 MiB: 0.2 ms vs 17-19 ms here; a local cache guards against
+  // accidents, not adversaries, and entries are verified after loading).
+  // The digest over the parts stays SHA-256.
+  llvm::XXH128_hash_t hash = llvm::xxh3_128bits(
+      ArrayRef(reinterpret_cast<const uint8_t *>(value.data()), value.size()));
+  parts_.emplace_back(name.str(), utohexstr(hash.high64, /*LowerCase=*/true,
+                                            /*Width=*/16) +
+                                      utohexstr(hash.low64, /*LowerCase=*/true,
+                                                /*Width=*/16));
   return *this;
 }
 
@@ -79,8 +86,8 @@ std::string getToolkitFingerprint(StringRef binaryPass) {
     }
   }
   for (const char *var : {"CUDA_PATH", "CUDA_HOME", "ROCM_PATH", "HIP_PATH"})
-    out += std::string(" ") + var + "=" +
-           sys::Process::GetEnv(var).value_or("");
+    out +=
+        std::string(" ") + var + "=" + sys::Process::GetEnv(var).value_or("");
   return out;
 }
 

@@ -24,7 +24,7 @@ namespace fly {
 
 class CacheKey {
 public:
-  /// Adds a named part; its value is hashed, not stored.
+  /// Adds a named part; its value is hashed (XXH3-128), not stored.
   CacheKey &add(llvm::StringRef name, llvm::StringRef value);
 
   /// SHA-256 over all parts, as 64 hex digits. Equal parts give equal digests
