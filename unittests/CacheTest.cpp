@@ -117,6 +117,21 @@ TEST(CacheKey, EqualInputsGiveEqualKeysAcrossProcesses) {
   EXPECT_EQ(here, std::string(buffer, n > 0 ? n : 0));
 }
 
+// Found by CacheEntryFuzzer: llvm::json prints -0.0 as "-0", which parses
+// back as the integer 0, so such an entry did not re-encode to itself.
+TEST(CacheEntry, NegativeZeroInMetadataRoundTrips) {
+  std::string payload =
+      R"({"binary_ir":"","binary_pass":"p","object_hash":1,"objects":[)"
+      R"({"bytes":"AA==","kernels":[{"metadata":{"x":-0.0,"y":[-0e3]},)"
+      R"("name":"k"}]}],"replayed_with":1})";
+  std::optional<VariantResult> variant = decodeVariant(payload);
+  ASSERT_TRUE(variant);
+  std::string encoded = encodeVariant(*variant);
+  std::optional<VariantResult> again = decodeVariant(encoded);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(encodeVariant(*again), encoded);
+}
+
 TEST(CacheEntry, FrameRoundTripsAndRejectsDamage) {
   std::string payload = "pre-binary module bytes \x00\x01\x02 end";
   std::string framed = frameCacheEntry(payload);

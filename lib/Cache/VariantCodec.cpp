@@ -5,6 +5,8 @@
 #include "llvm/Support/Base64.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace llvm;
 
 namespace fly {
@@ -33,6 +35,29 @@ std::string encodeVariant(const VariantResult &result) {
   std::string text;
   raw_string_ostream(text) << json::Value(std::move(root));
   return text;
+}
+
+/// llvm::json prints -0.0 as "-0", which parses back as the integer 0: a
+/// decoded entry would not encode to what it was read from (found by
+/// CacheEntryFuzzer). Stored entries never hold -0.0; decoded ones get +0.0.
+static json::Value withoutNegativeZero(json::Value value) {
+  if (json::Object *object = value.getAsObject()) {
+    for (auto &entry : *object)
+      entry.second = withoutNegativeZero(std::move(entry.second));
+  } else if (json::Array *array = value.getAsArray()) {
+    for (json::Value &element : *array)
+      element = withoutNegativeZero(std::move(element));
+  } else if (value.kind() == json::Value::Number) {
+    if (std::optional<double> number = value.getAsNumber();
+        number && *number == 0 && std::signbit(*number))
+      return 0.0;
+  }
+  return value;
+}
+
+static json::Object withoutNegativeZero(const json::Object &object) {
+  return std::move(
+      *withoutNegativeZero(json::Value(json::Object(object))).getAsObject());
 }
 
 std::optional<VariantResult> decodeVariant(StringRef payload) {
@@ -75,14 +100,14 @@ std::optional<VariantResult> decodeVariant(StringRef payload) {
     object.format = o->getString("format").value_or("").str();
     object.extension = o->getString("extension").value_or("").str();
     if (const json::Object *props = o->getObject("properties"))
-      object.properties = *props;
+      object.properties = withoutNegativeZero(*props);
     if (const json::Array *kernels = o->getArray("kernels"))
       for (const json::Value &k : *kernels)
         if (const json::Object *ko = k.getAsObject()) {
           KernelInfo info;
           info.name = ko->getString("name").value_or("").str();
           if (const json::Object *md = ko->getObject("metadata"))
-            info.metadata = *md;
+            info.metadata = withoutNegativeZero(*md);
           object.kernels.push_back(std::move(info));
         }
     result.objects.push_back(std::move(object));
