@@ -62,7 +62,7 @@ static const HintRule *findRule(StringRef key) {
   return nullptr;
 }
 
-static SmallVector<TargetFamily> getFamilies(gpu::GPUModuleOp gpuModule) {
+SmallVector<TargetFamily> getTargetFamilies(gpu::GPUModuleOp gpuModule) {
   SmallVector<TargetFamily> families;
   if (ArrayAttr targets = gpuModule.getTargetsAttr())
     for (Attribute target : targets)
@@ -70,9 +70,15 @@ static SmallVector<TargetFamily> getFamilies(gpu::GPUModuleOp gpuModule) {
   return families;
 }
 
+bool isNvvmOnly(ArrayRef<TargetFamily> families) {
+  return !families.empty() && llvm::all_of(families, [](TargetFamily f) {
+    return f == TargetFamily::NVVM;
+  });
+}
+
 LogicalResult verifyHintsApply(gpu::GPUModuleOp gpuModule,
                                const HintSet &hints) {
-  SmallVector<TargetFamily> families = getFamilies(gpuModule);
+  SmallVector<TargetFamily> families = getTargetFamilies(gpuModule);
   auto hintError = [&](StringRef key) {
     return emitError(gpuModule.getLoc())
            << "hint '" << key << "' (hint set '" << hints.canonical() << "') ";
@@ -206,9 +212,7 @@ static SmallVector<std::string> tokenizeOpts(StringRef opts) {
 /// options then share one binary pass instance (and one batch). `-32` is
 /// the exception: upstream routes it to fatbinary, from `opts` only.
 static bool optsGoIntoTarget(ArrayRef<TargetFamily> families, StringRef opts) {
-  return !families.empty() && llvm::all_of(families, [](TargetFamily f) {
-    return f == TargetFamily::NVVM;
-  }) && !llvm::is_contained(tokenizeOpts(opts), "-32");
+  return isNvvmOnly(families) && !llvm::is_contained(tokenizeOpts(opts), "-32");
 }
 
 static DictionaryAttr appendPtxasOptions(MLIRContext *ctx, DictionaryAttr flags,
@@ -284,7 +288,7 @@ std::string getBinaryOptsHint(const HintSet &hints,
     return "";
   SmallVector<TargetFamily> families;
   for (gpu::GPUModuleOp gpuModule : gpuModules)
-    llvm::append_range(families, getFamilies(gpuModule));
+    llvm::append_range(families, getTargetFamilies(gpuModule));
   return optsGoIntoTarget(families, opts) ? "" : opts.str();
 }
 
@@ -293,7 +297,7 @@ LogicalResult applyHints(gpu::GPUModuleOp gpuModule, const HintSet &hints) {
     return failure();
   MLIRContext *ctx = gpuModule.getContext();
   Builder b(ctx);
-  SmallVector<TargetFamily> families = getFamilies(gpuModule);
+  SmallVector<TargetFamily> families = getTargetFamilies(gpuModule);
   bool isROCDL = llvm::is_contained(families, TargetFamily::ROCDL);
   bool isNVVM = llvm::is_contained(families, TargetFamily::NVVM);
   SmallVector<LLVM::LLVMFuncOp> kernels = getKernels(gpuModule);

@@ -370,9 +370,8 @@ static LogicalResult verifyToolkit(StringRef binaryPass,
   if (toolkit.empty() || !linksObjects(binaryPass))
     return success();
   bool rocdl = llvm::any_of(gpuModules, [](gpu::GPUModuleOp gpuModule) {
-    return llvm::any_of(gpuModule.getTargetsAttr(), [](mlir::Attribute target) {
-      return getTargetFamily(target) == TargetFamily::ROCDL;
-    });
+    return llvm::is_contained(getTargetFamilies(gpuModule),
+                              TargetFamily::ROCDL);
   });
   if (!rocdl)
     return success();

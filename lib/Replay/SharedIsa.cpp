@@ -18,11 +18,7 @@ namespace fly {
 static constexpr int32_t kMaxnregSentinelBase = 1000000000;
 
 static bool isAllNvvm(gpu::GPUModuleOp gpuModule) {
-  ArrayAttr targets = gpuModule.getTargetsAttr();
-  return targets && !targets.empty() &&
-         llvm::all_of(targets, [](mlir::Attribute target) {
-           return getTargetFamily(target) == TargetFamily::NVVM;
-         });
+  return isNvvmOnly(getTargetFamilies(gpuModule));
 }
 
 /// The directive line NVPTXAsmPrinter::emitKernelFunctionDirectives prints.
@@ -38,11 +34,8 @@ getSharedIsaKey(ArrayRef<gpu::GPUModuleOp> gpuModules, const HintSet &hints,
   // is shared; the split still pays: its link runs lld in this process
   // instead of starting ld.lld.
   for (gpu::GPUModuleOp gpuModule : gpuModules) {
-    ArrayAttr targets = gpuModule.getTargetsAttr();
-    if (!targets || targets.empty() ||
-        llvm::any_of(targets, [](mlir::Attribute target) {
-          return getTargetFamily(target) == TargetFamily::Other;
-        }))
+    SmallVector<TargetFamily> families = getTargetFamilies(gpuModule);
+    if (families.empty() || llvm::is_contained(families, TargetFamily::Other))
       return std::nullopt;
   }
   std::optional<SmallVector<mlir::Attribute>> fingerprint =

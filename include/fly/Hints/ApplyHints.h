@@ -22,6 +22,11 @@ namespace fly {
 enum class TargetFamily { ROCDL, NVVM, Other };
 
 TargetFamily getTargetFamily(mlir::Attribute target);
+/// The families of `gpuModule`'s targets, in order (empty without targets).
+llvm::SmallVector<TargetFamily>
+getTargetFamilies(mlir::gpu::GPUModuleOp gpuModule);
+/// Whether `families` is non-empty and all NVVM.
+bool isNvvmOnly(llvm::ArrayRef<TargetFamily> families);
 llvm::StringRef stringifyTargetFamily(TargetFamily family);
 
 /// The kernels of `gpuModule`, in order: the llvm.funcs the GPU-to-LLVM
