@@ -77,8 +77,12 @@ void FlySnapshotPass::runOnOperation() {
 
   fly::ReplayPlanOptions planOptions;
   planOptions.reuseIsa = reuseIsa;
-  FailureOr<fly::ReplayPlan> plan =
-      fly::buildReplayPlan(module, binaryPass, *hintSets, planOptions);
+  FailureOr<fly::BinaryPassOptions> binaryPassOptions =
+      fly::parseBinaryPass(binaryPass, module.getLoc());
+  if (failed(binaryPassOptions))
+    return signalPassFailure();
+  FailureOr<fly::ReplayPlan> plan = fly::buildReplayPlan(
+      module, *binaryPassOptions, *hintSets, planOptions);
   if (failed(plan))
     return signalPassFailure();
   fly::ExecutorOptions executorOptions;
