@@ -16,6 +16,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
+#include <cstdio>
 #include <unistd.h>
 
 using namespace llvm;
@@ -108,8 +109,12 @@ static std::string whyUntrusted(const sys::fs::file_status &status) {
   if (status.getUser() != ::getuid())
     return formatv("it is owned by another user (uid {0})", status.getUser());
   if (status.permissions() & (sys::fs::group_write | sys::fs::others_write))
-    return formatv("it is writable by other users (mode {0:o4})",
-                   static_cast<unsigned>(status.permissions()));
+  {
+    char mode[16];
+    std::snprintf(mode, sizeof(mode), "%04o",
+                  static_cast<unsigned>(status.permissions()));
+    return formatv("it is writable by other users (mode {0})", mode);
+  }
   return "";
 }
 

@@ -209,10 +209,14 @@ Expected<std::unique_ptr<OutputDirectory>>
 OutputDirectory::create(StringRef outDir) {
   if (Error err = check(outDir))
     return std::move(err);
-  // A symlinked out-dir is replaced where it points.
+  // Absolute: unique names are made under the temporary directory
+  // otherwise. A symlinked out-dir is replaced where it points.
   SmallString<256> real(outDir);
-  if (sys::fs::is_symlink_file(outDir) && !sys::fs::real_path(outDir, real))
-    outDir = real;
+  if (std::error_code ec = sys::fs::make_absolute(real))
+    return fail("out-dir '" + outDir + "': " + ec.message());
+  if (sys::fs::is_symlink_file(real) && sys::fs::real_path(outDir, real))
+    return fail("cannot resolve the out-dir symlink '" + outDir + "'");
+  outDir = real;
   auto [parent, name] = cantFail(splitOutDir(outDir));
   SmallString<256> staging;
   std::string prefix =
@@ -221,6 +225,10 @@ OutputDirectory::create(StringRef outDir) {
   if (std::error_code ec = sys::fs::createUniqueDirectory(prefix, staging))
     return fail("cannot create a staging directory beside out-dir '" +
                 outDir + "': " + ec.message());
+  // createUniqueDirectory makes it 0750; an out-dir gets the usual mode.
+  sys::fs::setPermissions(
+      staging, static_cast<sys::fs::perms>(sys::fs::all_all &
+                                           ~sys::fs::getUmask()));
   registerLive(staging);
   return std::unique_ptr<OutputDirectory>(
       new OutputDirectory(outDir.str(), std::string(staging)));
