@@ -22,6 +22,7 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -151,6 +152,31 @@ TEST_F(CacheTrustTest, DeviceAndHugeEntriesAreNotRead) {
   std::vector<std::string> warnings = cache.takeWarnings();
   EXPECT_TRUE(anyContains(warnings, "not a regular file"));
   EXPECT_TRUE(anyContains(warnings, "more than"));
+}
+
+// Finding 8: a cache on a full disk (RLIMIT_FSIZE stands in) only warns and
+// leaves no entry (no 0-byte or truncated file under the final name).
+TEST_F(CacheTrustTest, FullDiskStoreWarnsAndLeavesNoEntry) {
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit = {4096, 4096};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    CompileCache cache(config());
+    cache.store("binary", key1, std::string(1 << 20, 'x'));
+    bool warned = anyContains(cache.takeWarnings(), "continuing without it");
+    _exit(warned ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "status " << status;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec))
+    EXPECT_FALSE(StringRef(it->path()).contains("llvmcache-binary"))
+        << it->path();
 }
 
 // Finding 1: a lock this process holds was waited on (600 s per repeat).

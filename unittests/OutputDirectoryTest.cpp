@@ -232,6 +232,64 @@ TEST_F(OutputDirectoryTest, KilledWriterLeavesThePreviousOutDir) {
     EXPECT_TRUE(name == "out" || name == ".out.fly-lock") << name;
 }
 
+// Finding 11: SIGINT or SIGTERM in the middle of the write removes what was
+// staged (files and the staging directory) and leaves the previous out-dir.
+TEST_F(OutputDirectoryTest, InterruptedWriterLeavesNoTemporaries) {
+  writeRun("1", "1");
+  for (int sig : {SIGINT, SIGTERM}) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      auto dir = OutputDirectory::create(out);
+      if (dir) {
+        for (int f = 0; f < 50; ++f)
+          (void)(*dir)->write("f" + std::to_string(f), "partial");
+        ::raise(sig);
+      }
+      _exit(1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFSIGNALED(status)) << "status " << status;
+    EXPECT_EQ(read(out + "/a.txt"), "1");
+    for (const std::string &name : list(root))
+      EXPECT_TRUE(name == "out" || name == ".out.fly-lock") << name;
+  }
+}
+
+// Finding 8: a full disk while writing the out-dir (RLIMIT_FSIZE stands in:
+// writes past the limit fail with EFBIG as they would with ENOSPC) is an
+// error and leaves the previous out-dir and no staging directory.
+TEST_F(OutputDirectoryTest, FullDiskLeavesThePreviousOutDir) {
+  writeRun("1", "1");
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit = {4096, 4096};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    bool failed;
+    {
+      // Destroyed before _exit, as an error returned through the tool would.
+      auto dir = OutputDirectory::create(out);
+      if (!dir)
+        _exit(2);
+      llvm::Error err = (*dir)->write("a.txt", std::string(1 << 20, 'x'));
+      failed = static_cast<bool>(err);
+      llvm::consumeError(std::move(err));
+    }
+    _exit(failed ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "status " << status;
+  EXPECT_EQ(read(out + "/a.txt"), "1");
+  EXPECT_EQ(read(out + "/b.txt"), "1");
+  for (const std::string &name : list(root))
+    EXPECT_TRUE(name == "out" || name == ".out.fly-lock") << name;
+}
+
 TEST(SafeFile, SpecialFilesAreRefusedWithoutBlocking) {
   llvm::SmallString<128> dir;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("fly-safefile-test", dir));
