@@ -81,8 +81,7 @@ static void checkDecode(StringRef payload) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   StringRef input(reinterpret_cast<const char *>(data), size);
 
-  if (std::optional<fly::CacheEntryFrame> frame =
-          fly::unframeCacheEntry(input))
+  if (std::optional<fly::CacheEntryFrame> frame = fly::unframeCacheEntry(input))
     checkDecode(frame->payload);
   checkDecode(input);
 

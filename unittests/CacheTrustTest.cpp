@@ -74,8 +74,8 @@ TEST_F(CacheTrustTest, EntryCopiedUnderAnotherKeysNameIsRefused) {
     cache.store("binary", key1, "objects of key 1");
     cache.store("binary", key2, "objects of key 2");
   }
-  ASSERT_FALSE(llvm::sys::fs::copy_file(entry("binary", key1),
-                                        entry("binary", key2)));
+  ASSERT_FALSE(
+      llvm::sys::fs::copy_file(entry("binary", key1), entry("binary", key2)));
   CompileCache fresh(config());
   EXPECT_FALSE(fresh.lookup("binary", key2).has_value());
   std::vector<std::string> warnings = fresh.takeWarnings();

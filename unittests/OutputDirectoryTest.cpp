@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fly/Support/FileName.h"
 #include "fly/Support/OutputDirectory.h"
+#include "fly/Support/FileName.h"
 #include "fly/Support/SafeFile.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -19,10 +19,10 @@
 
 #include "gtest/gtest.h"
 
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -37,7 +37,7 @@ TEST(FileName, SanitisedComponentsStayInTheirDirectory) {
   EXPECT_EQ(sanitizeFileNameComponent("k_1.a-b"), "k_1.a-b");
   for (StringRef hostile : std::initializer_list<StringRef>{
            "/../../../../../x/abs", "..", ".", "", "a/b", "a\\b", ".hidden",
-        StringRef("a\0b", 3), "k\n"}) {
+           StringRef("a\0b", 3), "k\n"}) {
     std::string name = sanitizeFileNameComponent(hostile);
     EXPECT_TRUE(isPlainFileName(name)) << name;
     EXPECT_EQ(name.find('/'), std::string::npos) << name;
@@ -296,8 +296,8 @@ TEST(SafeFile, SpecialFilesAreRefusedWithoutBlocking) {
   std::string fifo = (dir + "/fifo").str();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   auto start = std::chrono::steady_clock::now();
-  for (StringRef special : {StringRef(fifo), StringRef("/dev/zero"),
-                            StringRef(dir)}) {
+  for (StringRef special :
+       {StringRef(fifo), StringRef("/dev/zero"), StringRef(dir)}) {
     auto buffer = readRegularFile(special, 1 << 20);
     EXPECT_FALSE(static_cast<bool>(buffer)) << special.str();
     if (!buffer)

@@ -60,8 +60,7 @@ static uint64_t frameHash(StringRef key, StringRef toolchain,
 
 std::string frameCacheEntry(StringRef key, StringRef payload,
                             std::optional<StringRef> toolchain) {
-  std::string chain =
-      toolchain ? toolchain->str() : getToolchainFingerprint();
+  std::string chain = toolchain ? toolchain->str() : getToolchainFingerprint();
   return (kMagic + key + "\n" + chain + "\n" +
           formatv("{0:x-16} {1}\n", frameHash(key, chain, payload),
                   payload.size()) +
@@ -108,8 +107,7 @@ std::vector<std::string> CompileCache::takeWarnings() {
 static std::string whyUntrusted(const sys::fs::file_status &status) {
   if (status.getUser() != ::getuid())
     return formatv("it is owned by another user (uid {0})", status.getUser());
-  if (status.permissions() & (sys::fs::group_write | sys::fs::others_write))
-  {
+  if (status.permissions() & (sys::fs::group_write | sys::fs::others_write)) {
     char mode[16];
     std::snprintf(mode, sizeof(mode), "%04o",
                   static_cast<unsigned>(status.permissions()));
@@ -176,11 +174,12 @@ std::optional<std::string> CompileCache::lookup(StringRef kind,
   // Bounded, regular files only: a FIFO or /dev/zero under an entry's name
   // neither hangs nor exhausts memory.
   sys::fs::file_status status;
-  Expected<std::unique_ptr<MemoryBuffer>> buffer = readRegularFile(
-      path, std::min<uint64_t>(kMaxCacheEntryBytes,
-                               config.maxBytes ? config.maxBytes
-                                               : kMaxCacheEntryBytes),
-      &status);
+  Expected<std::unique_ptr<MemoryBuffer>> buffer =
+      readRegularFile(path,
+                      std::min<uint64_t>(kMaxCacheEntryBytes,
+                                         config.maxBytes ? config.maxBytes
+                                                         : kMaxCacheEntryBytes),
+                      &status);
   if (!buffer) {
     warn(formatv("ignoring cache entry: {0}; it will be rebuilt",
                  toString(buffer.takeError())));
@@ -200,8 +199,8 @@ std::optional<std::string> CompileCache::lookup(StringRef kind,
     problem = "it holds the entry of another key (copied or planted under "
               "this name)";
   else if (frame->toolchain != getToolchainFingerprint())
-    problem = "it was written by another toolchain (" +
-              frame->toolchain.str() + ")";
+    problem =
+        "it was written by another toolchain (" + frame->toolchain.str() + ")";
   if (!problem.empty()) {
     warn(formatv("discarding cache entry '{0}': {1}; it will be rebuilt", path,
                  problem));

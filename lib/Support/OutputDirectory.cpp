@@ -219,16 +219,15 @@ OutputDirectory::create(StringRef outDir) {
   outDir = real;
   auto [parent, name] = cantFail(splitOutDir(outDir));
   SmallString<256> staging;
-  std::string prefix =
-      sibling(parent, stagingPrefix(name) +
-                          Twine(sys::Process::getProcessId()));
+  std::string prefix = sibling(parent, stagingPrefix(name) +
+                                           Twine(sys::Process::getProcessId()));
   if (std::error_code ec = sys::fs::createUniqueDirectory(prefix, staging))
-    return fail("cannot create a staging directory beside out-dir '" +
-                outDir + "': " + ec.message());
+    return fail("cannot create a staging directory beside out-dir '" + outDir +
+                "': " + ec.message());
   // createUniqueDirectory makes it 0750; an out-dir gets the usual mode.
   sys::fs::setPermissions(
-      staging, static_cast<sys::fs::perms>(sys::fs::all_all &
-                                           ~sys::fs::getUmask()));
+      staging,
+      static_cast<sys::fs::perms>(sys::fs::all_all & ~sys::fs::getUmask()));
   registerLive(staging);
   return std::unique_ptr<OutputDirectory>(
       new OutputDirectory(outDir.str(), std::string(staging)));

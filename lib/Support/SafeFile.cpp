@@ -44,12 +44,12 @@ readRegularFile(const Twine &path, uint64_t maxBytes,
         name.c_str(), (unsigned long long)status.getSize(),
         (unsigned long long)maxBytes);
   // Volatile: read, not mapped, so a file truncated meanwhile cannot fault.
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer = MemoryBuffer::getOpenFileSlice(
-      fd, name, status.getSize(), /*Offset=*/0, /*IsVolatile=*/true);
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
+      MemoryBuffer::getOpenFileSlice(fd, name, status.getSize(), /*Offset=*/0,
+                                     /*IsVolatile=*/true);
   if (!buffer)
     return createStringError(buffer.getError(), "cannot read '%s': %s",
-                             name.c_str(),
-                             buffer.getError().message().c_str());
+                             name.c_str(), buffer.getError().message().c_str());
   if (statusOut)
     *statusOut = status;
   return std::move(*buffer);
@@ -63,8 +63,7 @@ Error writeFileAtomically(const Twine &path, StringRef contents,
       sys::fs::TempFile::create(name + ".tmp-%%%%%%%%", mode);
   if (!temp)
     return createStringError(inconvertibleErrorCode(), "cannot write '%s': %s",
-                             name.c_str(),
-                             toString(temp.takeError()).c_str());
+                             name.c_str(), toString(temp.takeError()).c_str());
   std::error_code writeError;
   {
     raw_fd_ostream os(temp->FD, /*shouldClose=*/false);

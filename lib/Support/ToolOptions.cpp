@@ -15,8 +15,8 @@ namespace fly {
 Error checkObjectFormat(StringRef format) {
   // gpu-module-to-binary's `format` values (mlir/lib/Dialect/GPU).
   static constexpr StringLiteral kFormats[] = {
-      "offloading", "llvm",      "assembly", "isa",
-      "binary",     "bin",       "fatbinary", "fatbin"};
+      "offloading", "llvm", "assembly",  "isa",
+      "binary",     "bin",  "fatbinary", "fatbin"};
   if (is_contained(kFormats, format))
     return Error::success();
   return createStringError(

@@ -73,8 +73,8 @@ void FlySnapshotPass::runOnOperation() {
   // An unusable out-dir is reported before anything compiles.
   if (!outDir.empty())
     if (Error err = fly::OutputDirectory::check(outDir)) {
-      emitError(module.getLoc()) << "fly-snapshot: out-dir: "
-                                 << toString(std::move(err));
+      emitError(module.getLoc())
+          << "fly-snapshot: out-dir: " << toString(std::move(err));
       return signalPassFailure();
     }
 
