@@ -214,6 +214,8 @@ OutputDirectory::create(StringRef outDir) {
   SmallString<256> real(outDir);
   if (std::error_code ec = sys::fs::make_absolute(real))
     return fail("out-dir '" + outDir + "': " + ec.message());
+  while (real.size() > 1 && sys::path::is_separator(real.back()))
+    real.pop_back();
   if (sys::fs::is_symlink_file(real) && sys::fs::real_path(outDir, real))
     return fail("cannot resolve the out-dir symlink '" + outDir + "'");
   outDir = real;
