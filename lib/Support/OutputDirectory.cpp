@@ -22,7 +22,9 @@
 #include <cstring>
 #include <mutex>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -75,12 +77,45 @@ static StringSet<> liveStaging;
 static char signalStaging[4096];
 static std::atomic<bool> signalStagingSet{false};
 
+/// getdents64's record (not exported by glibc).
+struct LinuxDirent64 {
+  uint64_t d_ino;
+  int64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[1];
+};
+
 static void onInterrupt() {
-  // LLVM has already removed the staged files (RemoveFileOnSignal); the
-  // then empty staging directory goes too. The handler restored the default
-  // actions before calling this: re-raise to end the process as interrupted.
-  if (signalStagingSet.load())
-    ::rmdir(signalStaging);
+  // LLVM has already removed the staged files it knows (RemoveFileOnSignal).
+  // The writing thread may have created one since (the signal can run on
+  // another thread), and a TempFile registers itself only after creating its
+  // file: empty the directory with async-signal-safe calls only (no malloc,
+  // no opendir), then remove it. What a writer creates after the last pass
+  // is removed by the next run into the out-dir (removeStaleStaging).
+  if (signalStagingSet.load()) {
+    int fd = ::open(signalStaging, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    alignas(8) static char buffer[8192];
+    for (int pass = 0; fd >= 0 && pass < 4; ++pass) {
+      ::lseek(fd, 0, SEEK_SET);
+      long n;
+      while ((n = ::syscall(SYS_getdents64, fd, buffer, sizeof(buffer))) > 0)
+        for (long at = 0; at < n;) {
+          auto *entry = reinterpret_cast<LinuxDirent64 *>(buffer + at);
+          at += entry->d_reclen;
+          const char *name = entry->d_name;
+          if (entry->d_type != DT_DIR && std::strcmp(name, ".") &&
+              std::strcmp(name, ".."))
+            ::unlinkat(fd, name, 0);
+        }
+      if (::rmdir(signalStaging) == 0)
+        break;
+    }
+    if (fd >= 0)
+      ::close(fd);
+  }
+  // The handler restored the default actions before calling this: re-raise
+  // to end the process as interrupted.
   ::raise(SIGINT);
 }
 
@@ -220,17 +255,25 @@ OutputDirectory::create(StringRef outDir) {
     return fail("cannot resolve the out-dir symlink '" + outDir + "'");
   outDir = real;
   auto [parent, name] = cantFail(splitOutDir(outDir));
-  SmallString<256> staging;
+  // The name is known to the signal handler before the directory exists:
+  // an interrupt at any point after mkdir removes it.
   std::string prefix = sibling(parent, stagingPrefix(name) +
                                            Twine(sys::Process::getProcessId()));
-  if (std::error_code ec = sys::fs::createUniqueDirectory(prefix, staging))
+  std::string staging;
+  std::error_code ec = std::make_error_code(std::errc::file_exists);
+  for (int attempt = 0; attempt < 100 && ec == std::errc::file_exists;
+       ++attempt) {
+    staging =
+        prefix + "-" +
+        utohexstr(sys::Process::GetRandomNumber() & 0xffffff, true, 6);
+    registerLive(staging);
+    ec = sys::fs::create_directory(staging, /*IgnoreExisting=*/false);
+    if (ec)
+      unregisterLive(staging);
+  }
+  if (ec)
     return fail("cannot create a staging directory beside out-dir '" + outDir +
                 "': " + ec.message());
-  // createUniqueDirectory makes it 0750; an out-dir gets the usual mode.
-  sys::fs::setPermissions(
-      staging,
-      static_cast<sys::fs::perms>(sys::fs::all_all & ~sys::fs::getUmask()));
-  registerLive(staging);
   return std::unique_ptr<OutputDirectory>(
       new OutputDirectory(outDir.str(), std::string(staging)));
 }
