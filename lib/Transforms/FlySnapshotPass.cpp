@@ -7,6 +7,7 @@
 #include "fly/Replay/Manifest.h"
 #include "fly/Replay/Replay.h"
 #include "fly/Snapshot/Snapshot.h"
+#include "fly/Support/OutputDirectory.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -68,6 +69,14 @@ void FlySnapshotPass::runOnOperation() {
   FailureOr<std::vector<fly::HintSet>> hintSets = collectHintSets();
   if (failed(hintSets))
     return signalPassFailure();
+
+  // An unusable out-dir is reported before anything compiles.
+  if (!outDir.empty())
+    if (Error err = fly::OutputDirectory::check(outDir)) {
+      emitError(module.getLoc())
+          << "fly-snapshot: out-dir: " << toString(std::move(err));
+      return signalPassFailure();
+    }
 
   if (!snapshotFile.empty() &&
       failed(fly::writeSnapshot(module, snapshotFile, *format)))
