@@ -1,0 +1,25 @@
+//===- Report.h - The table, the summary and the JSON of a sweep -*- C++ -*-===//
+
+#ifndef FLY_RUNTIME_REPORT_H
+#define FLY_RUNTIME_REPORT_H
+
+#include "fly/Runtime/Sweep.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace fly::rt {
+
+/// The per-variant table and the summary lines; returns how many variants
+/// were excluded (not ok and not skipped).
+int printReport(llvm::raw_ostream &os, const SweepResult &result,
+                const SweepManifest &manifest, const LaunchSpec &spec);
+
+/// Every measurement, for --json.
+llvm::json::Value reportToJSON(const SweepResult &result,
+                               const SweepManifest &manifest,
+                               const LaunchSpec &spec, llvm::StringRef backend);
+
+} // namespace fly::rt
+
+#endif // FLY_RUNTIME_REPORT_H

@@ -1,0 +1,40 @@
+//===- SweepWorker.h - The process that owns the device ---------*- C++ -*-===//
+//
+// Runs in a forked child: opens the device, checks every pending variant,
+// times the ones that pass and reports each step over the Channel. After a
+// sticky fault it asks the supervisor for a fresh worker and returns.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_RUNTIME_SWEEPWORKER_H
+#define FLY_RUNTIME_SWEEPWORKER_H
+
+#include "fly/Runtime/Verification.h"
+#include "fly/Runtime/WorkerProtocol.h"
+
+namespace fly::rt {
+
+/// What the supervisor prepared once; a forked worker inherits it.
+struct SweepInputs {
+  const LaunchSpec &spec;
+  const SweepManifest &manifest;
+  const std::string &kernel;
+  const SweepOptions &options;
+  std::vector<std::string> host; ///< initial buffer contents
+  HostReference hostRef;
+  /// The reference variant's outputs, in memory shared with the supervisor
+  /// so that later workers compare against them too; per spec.outputs().
+  std::vector<llvm::MutableArrayRef<char>> shared;
+};
+
+/// Opens the device; null after reporting why not.
+std::unique_ptr<Backend> openDevice(const BackendFactory &make, int ordinal,
+                                    Channel &channel);
+
+void runSweepWorker(const SweepInputs &inputs, Backend &backend,
+                    std::vector<VariantOutcome> outcomes, int referenceVariant,
+                    Channel &channel);
+
+} // namespace fly::rt
+
+#endif // FLY_RUNTIME_SWEEPWORKER_H
