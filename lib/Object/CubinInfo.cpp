@@ -16,12 +16,18 @@ namespace fly {
 // .nv.info records: a format byte, an attribute byte, then a payload whose
 // shape the format gives.
 namespace {
-enum Format : uint8_t { NoValue = 1, ByteValue = 2, HalfValue = 3, SizedValue = 4 };
+enum Format : uint8_t {
+  NoValue = 1,
+  ByteValue = 2,
+  HalfValue = 3,
+  SizedValue = 4
+};
 enum Attr : uint8_t {
-  ParamCbank = 0x0a,     // (symbol, offset:16 | size:16)
-  FrameSize = 0x11,      // (symbol, bytes)
-  MinStackSize = 0x12,   // (symbol, bytes)
-  KparamInfo = 0x17,     // (index, ordinal:16, offset:16, flags; size = flags >> 18)
+  ParamCbank = 0x0a,   // (symbol, offset:16 | size:16)
+  FrameSize = 0x11,    // (symbol, bytes)
+  MinStackSize = 0x12, // (symbol, bytes)
+  KparamInfo =
+      0x17, // (index, ordinal:16, offset:16, flags; size = flags >> 18)
   CbankParamSize = 0x19, // half: parameter bank size
   MaxStackSize = 0x23,   // (symbol, bytes)
   RegCount = 0x2f,       // (symbol, registers)

@@ -15,16 +15,21 @@ using namespace llvm;
 namespace fly::rt {
 
 json::Value toJSON(const BestConfig &c) {
-  return json::Object{
-      {"key", c.key},          {"kernel", c.kernel},
-      {"chip", c.chip},        {"device", c.device},
-      {"variant", c.variant},  {"hints", c.hints},
-      {"hint_set", c.hintSet}, {"median_ms", c.medianMs},
-      {"default_median_ms", c.defaultMedianMs},
-      {"speedup_vs_default", c.speedupVsDefault},
-      {"registers", c.registers}, {"fingerprint", c.fingerprint},
-      {"out_dir", c.outDir},   {"spec", c.spec},
-      {"tuned_at", c.tunedAt}};
+  return json::Object{{"key", c.key},
+                      {"kernel", c.kernel},
+                      {"chip", c.chip},
+                      {"device", c.device},
+                      {"variant", c.variant},
+                      {"hints", c.hints},
+                      {"hint_set", c.hintSet},
+                      {"median_ms", c.medianMs},
+                      {"default_median_ms", c.defaultMedianMs},
+                      {"speedup_vs_default", c.speedupVsDefault},
+                      {"registers", c.registers},
+                      {"fingerprint", c.fingerprint},
+                      {"out_dir", c.outDir},
+                      {"spec", c.spec},
+                      {"tuned_at", c.tunedAt}};
 }
 
 bool fromJSON(const json::Value &value, BestConfig &c, json::Path path) {
@@ -34,8 +39,10 @@ bool fromJSON(const json::Value &value, BestConfig &c, json::Path path) {
       c.hintSet = *h;
   return o && o.map("key", c.key) && o.map("fingerprint", c.fingerprint) &&
          o.mapOptional("kernel", c.kernel) && o.mapOptional("chip", c.chip) &&
-         o.mapOptional("device", c.device) && o.mapOptional("variant", c.variant) &&
-         o.mapOptional("hints", c.hints) && o.mapOptional("median_ms", c.medianMs) &&
+         o.mapOptional("device", c.device) &&
+         o.mapOptional("variant", c.variant) &&
+         o.mapOptional("hints", c.hints) &&
+         o.mapOptional("median_ms", c.medianMs) &&
          o.mapOptional("default_median_ms", c.defaultMedianMs) &&
          o.mapOptional("speedup_vs_default", c.speedupVsDefault) &&
          o.mapOptional("registers", c.registers) &&

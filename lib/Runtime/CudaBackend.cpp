@@ -85,9 +85,9 @@ struct Driver {
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
   CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, unsigned, unsigned, CUstream,
-                             void **, void **);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, CUstream, void **,
+                             void **);
   CUresult (*cuEventCreate)(CUevent *, unsigned);
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuEventRecord)(CUevent, CUstream);
@@ -125,7 +125,8 @@ public:
       message = "cuInit: " + describe(r);
       return OpenResult::NoDevice;
     }
-    if (r == CUDA_ERROR_INSUFFICIENT_DRIVER || r == CUDA_ERROR_NOT_INITIALIZED) {
+    if (r == CUDA_ERROR_INSUFFICIENT_DRIVER ||
+        r == CUDA_ERROR_NOT_INITIALIZED) {
       message = "cuInit: " + describe(r);
       return OpenResult::NoRuntime;
     }
@@ -140,8 +141,10 @@ public:
       return OpenResult::NoDevice;
     }
     if (ordinal < 0 || ordinal >= count) {
-      message = "device " + std::to_string(ordinal) + " requested, but the "
-                "driver reports " + std::to_string(count) + " device(s)";
+      message = "device " + std::to_string(ordinal) +
+                " requested, but the "
+                "driver reports " +
+                std::to_string(count) + " device(s)";
       return OpenResult::NoDevice;
     }
     if ((r = d_.cuDeviceGet(&device_, ordinal)) != CUDA_SUCCESS) {
@@ -153,17 +156,19 @@ public:
     if (d_.cuDeviceGetName(name, sizeof name - 1, device_) == CUDA_SUCCESS)
       info_.name = name;
     int major = 0, minor = 0;
-    d_.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                            device_);
-    d_.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                            device_);
+    d_.cuDeviceGetAttribute(
+        &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_);
+    d_.cuDeviceGetAttribute(
+        &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_);
     info_.arch = "sm_" + std::to_string(major) + std::to_string(minor);
     if (d_.cuDeviceTotalMem)
       d_.cuDeviceTotalMem(&info_.totalMemory, device_);
     int version = 0;
-    if (d_.cuDriverGetVersion && d_.cuDriverGetVersion(&version) == CUDA_SUCCESS)
-      info_.runtimeVersion = "CUDA driver API " + std::to_string(version / 1000) +
-                             "." + std::to_string(version % 1000 / 10);
+    if (d_.cuDriverGetVersion &&
+        d_.cuDriverGetVersion(&version) == CUDA_SUCCESS)
+      info_.runtimeVersion = "CUDA driver API " +
+                             std::to_string(version / 1000) + "." +
+                             std::to_string(version % 1000 / 10);
     if (Status s = createContext(); !s) {
       message = s.message;
       return OpenResult::Error;
@@ -213,17 +218,18 @@ public:
                        KernelAttributes &attributes) override {
     auto f = static_cast<CUfunction>(function);
     int value = 0;
-    if (CUresult r = d_.cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_NUM_REGS, f);
+    if (CUresult r =
+            d_.cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_NUM_REGS, f);
         r != CUDA_SUCCESS)
       return fail("cuFuncGetAttribute(NUM_REGS)", r);
     attributes.registers = value;
-    if (CUresult r =
-            d_.cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f);
+    if (CUresult r = d_.cuFuncGetAttribute(
+            &value, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f);
         r != CUDA_SUCCESS)
       return fail("cuFuncGetAttribute(LOCAL_SIZE_BYTES)", r);
     attributes.localBytes = value;
-    if (CUresult r =
-            d_.cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
+    if (CUresult r = d_.cuFuncGetAttribute(
+            &value, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
         r != CUDA_SUCCESS)
       return fail("cuFuncGetAttribute(SHARED_SIZE_BYTES)", r);
     attributes.sharedBytes = value;
@@ -267,13 +273,15 @@ public:
 
   Status timedLaunch(FunctionHandle function, Dim3 grid, Dim3 block,
                      unsigned sharedBytes, void **params, float &ms) override {
-    if (Status s = check("cuEventRecord", d_.cuEventRecord(start_, nullptr)); !s)
+    if (Status s = check("cuEventRecord", d_.cuEventRecord(start_, nullptr));
+        !s)
       return s;
     if (Status s = launch(function, grid, block, sharedBytes, params); !s)
       return s;
     if (Status s = check("cuEventRecord", d_.cuEventRecord(stop_, nullptr)); !s)
       return s;
-    if (Status s = check("cuEventSynchronize", d_.cuEventSynchronize(stop_)); !s)
+    if (Status s = check("cuEventSynchronize", d_.cuEventSynchronize(stop_));
+        !s)
       return s;
     return check("cuEventElapsedTime",
                  d_.cuEventElapsedTime(&ms, start_, stop_));
@@ -291,8 +299,8 @@ private:
   CUevent start_ = nullptr, stop_ = nullptr;
   DeviceInfo info_;
 
-  template <typename T> bool bind(T &slot, const char *symbol, bool required,
-                                  std::string &message) {
+  template <typename T>
+  bool bind(T &slot, const char *symbol, bool required, std::string &message) {
     slot = reinterpret_cast<T>(dlsym(d_.handle, symbol));
     if (!slot && required && message.empty())
       message = library_ + " has no symbol " + symbol;
@@ -323,7 +331,8 @@ private:
     // cuCtxCreate_v2 where the driver has it, else the primary context.
     bind(d_.cuCtxCreate, "cuCtxCreate_v2", false, missing);
     bind(d_.cuCtxDestroy, "cuCtxDestroy_v2", false, missing);
-    bind(d_.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", false, missing);
+    bind(d_.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", false,
+         missing);
     bind(d_.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", false,
          missing);
     bind(d_.cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2", false,
@@ -334,7 +343,7 @@ private:
           d_.cuCtxSetCurrent)) {
       ok = false;
       missing = library_ + " has neither cuCtxCreate_v2 nor the primary "
-                "context API";
+                           "context API";
     }
     ok &= bind(d_.cuCtxSynchronize, "cuCtxSynchronize", true, missing);
     ok &= bind(d_.cuModuleLoadData, "cuModuleLoadData", true, missing);
@@ -385,7 +394,8 @@ private:
   Status createContext() {
     CUresult r;
     if (usePrimary()) {
-      if ((r = d_.cuDevicePrimaryCtxRetain(&context_, device_)) != CUDA_SUCCESS ||
+      if ((r = d_.cuDevicePrimaryCtxRetain(&context_, device_)) !=
+              CUDA_SUCCESS ||
           (r = d_.cuCtxSetCurrent(context_)) != CUDA_SUCCESS) {
         context_ = nullptr;
         return fail("cuDevicePrimaryCtxRetain", r);

@@ -42,8 +42,10 @@ public:
       return OpenResult::NoDevice;
     }
     if (ordinal < 0 || ordinal >= count) {
-      message = "device " + std::to_string(ordinal) + " requested, but HIP "
-                "reports " + std::to_string(count) + " device(s)";
+      message = "device " + std::to_string(ordinal) +
+                " requested, but HIP "
+                "reports " +
+                std::to_string(count) + " device(s)";
       return OpenResult::NoDevice;
     }
     ordinal_ = ordinal;
@@ -97,8 +99,8 @@ public:
   Status getFunction(ModuleHandle module, const std::string &name,
                      FunctionHandle &function) override {
     hipFunction_t f = nullptr;
-    if (hipError_t e = hipModuleGetFunction(&f, static_cast<hipModule_t>(module),
-                                            name.c_str());
+    if (hipError_t e = hipModuleGetFunction(
+            &f, static_cast<hipModule_t>(module), name.c_str());
         e != hipSuccess)
       return fail("hipModuleGetFunction('" + name + "')", e);
     function = f;
@@ -110,7 +112,8 @@ public:
     // asked one attribute at a time.
     auto f = static_cast<hipFunction_t>(function);
     int value = 0;
-    if (hipError_t e = hipFuncGetAttribute(&value, HIP_FUNC_ATTRIBUTE_NUM_REGS, f);
+    if (hipError_t e =
+            hipFuncGetAttribute(&value, HIP_FUNC_ATTRIBUTE_NUM_REGS, f);
         e != hipSuccess)
       return fail("hipFuncGetAttribute(NUM_REGS)", e);
     attributes.registers = value;
@@ -142,8 +145,9 @@ public:
                                const_cast<void *>(src), bytes));
   }
   Status copyToHost(void *dst, DevicePtr src, size_t bytes) override {
-    return check("hipMemcpyDtoH",
-                 hipMemcpyDtoH(dst, reinterpret_cast<hipDeviceptr_t>(src), bytes));
+    return check(
+        "hipMemcpyDtoH",
+        hipMemcpyDtoH(dst, reinterpret_cast<hipDeviceptr_t>(src), bytes));
   }
   Status copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes) override {
     return check("hipMemcpyDtoD",
@@ -169,7 +173,8 @@ public:
       return s;
     if (Status s = check("hipEventSynchronize", hipEventSynchronize(stop_)); !s)
       return s;
-    return check("hipEventElapsedTime", hipEventElapsedTime(&ms, start_, stop_));
+    return check("hipEventElapsedTime",
+                 hipEventElapsedTime(&ms, start_, stop_));
   }
   Status synchronize() override {
     return check("hipDeviceSynchronize", hipDeviceSynchronize());

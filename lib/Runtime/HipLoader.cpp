@@ -21,7 +21,8 @@ static std::string executableDir() {
   return slash == std::string::npos ? "" : path.substr(0, slash);
 }
 
-std::unique_ptr<Backend> createHipBackend(std::string &why, std::string plugin) {
+std::unique_ptr<Backend> createHipBackend(std::string &why,
+                                          std::string plugin) {
   std::vector<std::string> candidates;
   if (!plugin.empty()) {
     candidates.push_back(plugin);
@@ -48,8 +49,8 @@ std::unique_ptr<Backend> createHipBackend(std::string &why, std::string plugin) 
         errors = err ? err : ("cannot load " + candidate);
       continue;
     }
-    auto create = reinterpret_cast<CreateBackendFn>(
-        dlsym(handle, FLY_RUNTIME_HIP_ENTRY));
+    auto create =
+        reinterpret_cast<CreateBackendFn>(dlsym(handle, FLY_RUNTIME_HIP_ENTRY));
     if (!create) {
       why = candidate + " is not a fly-snapshot HIP backend (no " +
             FLY_RUNTIME_HIP_ENTRY + ")";

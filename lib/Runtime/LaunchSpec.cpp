@@ -109,8 +109,11 @@ struct Context {
     const char *const *found =
         name ? find(kTypeNames, *name) : std::end(kTypeNames);
     if (found == std::end(kTypeNames))
-      return fail(path, "unknown type" + (name ? " '" + *name + "'" : Twine()) +
-                            " (expected " + join(std::begin(kTypeNames), std::end(kTypeNames), ", ") + ")");
+      return fail(path,
+                  "unknown type" + (name ? " '" + *name + "'" : Twine()) +
+                      " (expected " +
+                      join(std::begin(kTypeNames), std::end(kTypeNames), ", ") +
+                      ")");
     out = static_cast<ElementType>(found - kTypeNames);
     return true;
   }
@@ -133,10 +136,10 @@ struct Context {
                 int64_t min, std::vector<int64_t> &out) {
     const json::Array *array = value ? value->getAsArray() : nullptr;
     if (!array || (count && array->size() != count) || array->size() > kMaxRank)
-      return fail(path, "expected an array of " +
-                            (count ? Twine(count) : Twine("up to ") +
-                                                        Twine(kMaxRank)) +
-                            " integers");
+      return fail(
+          path, "expected an array of " +
+                    (count ? Twine(count) : Twine("up to ") + Twine(kMaxRank)) +
+                    " integers");
     out.resize(array->size());
     for (size_t i = 0; i < array->size(); ++i)
       if (!integer(&(*array)[i], path.index(i), out[i], min, INT64_MAX))
@@ -192,9 +195,8 @@ bool parseBuffer(Context &c, StringRef name, const json::Value &value,
         (elements = SaturatingMultiply(elements, uint64_t(d), &overflow),
          overflow) ||
         elements > kMaxBufferElements)
-      return c.fail(path.field("size"),
-                    "expected 1 to 2^40 elements (" + Twine(kMaxBufferElements) +
-                        ")");
+      return c.fail(path.field("size"), "expected 1 to 2^40 elements (" +
+                                            Twine(kMaxBufferElements) + ")");
   b.elements = elements;
   b.low = isFloat(b.type) ? -1 : 0;
   b.high = isFloat(b.type) ? 1 : 100;
@@ -214,8 +216,8 @@ bool parseBuffer(Context &c, StringRef name, const json::Value &value,
                .Default(BufferSpec::Init::Constant);
   uint64_t bits;
   if (b.init == BufferSpec::Init::Constant &&
-      (!constant || rest.getAsDouble(b.constant) || !std::isfinite(b.constant) ||
-       !encode(b.type, b.constant, bits)))
+      (!constant || rest.getAsDouble(b.constant) ||
+       !std::isfinite(b.constant) || !encode(b.type, b.constant, bits)))
     return c.fail(path.field("init"),
                   constant ? "bad constant '" + rest + "' (expected a finite " +
                                  elementTypeName(b.type) + " value)"
@@ -230,8 +232,8 @@ bool parseBuffer(Context &c, StringRef name, const json::Value &value,
     b.file = c.resolve(*f->getAsString());
   }
   int64_t seed = 0;
-  if (o.get("seed") && !c.integer(o.get("seed"), path.field("seed"), seed, 0,
-                                  INT64_MAX))
+  if (o.get("seed") &&
+      !c.integer(o.get("seed"), path.field("seed"), seed, 0, INT64_MAX))
     return false;
   b.seed = static_cast<uint64_t>(seed);
   if (const json::Value *r = o.get("range")) {
@@ -263,8 +265,8 @@ bool parseArg(Context &c, const json::Value &value, json::Path path,
   if (*kind == "scalar") {
     a.kind = ArgSpec::Kind::Scalar;
     if (!c.knownKeys(value, path, {"kind", "type", "value"}) ||
-        (o->get("type") && !c.type(o->get("type"), path.field("type"),
-                                   a.scalarType)))
+        (o->get("type") &&
+         !c.type(o->get("type"), path.field("type"), a.scalarType)))
       return false;
     std::optional<double> v = o->getNumber("value");
     uint64_t bits;
@@ -281,12 +283,12 @@ bool parseArg(Context &c, const json::Value &value, json::Path path,
   }
   bool memref = kind->starts_with("memref");
   a.kind = memref ? ArgSpec::Kind::Memref : ArgSpec::Kind::Buffer;
-  if (!c.knownKeys(value, path,
-                   memref ? std::initializer_list<StringRef>{"kind", "buffer",
-                                                            "shape", "strides",
-                                                            "offset"}
-                          : std::initializer_list<StringRef>{"kind", "buffer",
-                                                            "offset"}) ||
+  if (!c.knownKeys(
+          value, path,
+          memref
+              ? std::initializer_list<StringRef>{"kind", "buffer", "shape",
+                                                 "strides", "offset"}
+              : std::initializer_list<StringRef>{"kind", "buffer", "offset"}) ||
       !c.buffer(o->get("buffer"), path.field("buffer"), a.buffer))
     return false;
   const BufferSpec &b = (*c.buffers)[a.buffer];
@@ -295,8 +297,8 @@ bool parseArg(Context &c, const json::Value &value, json::Path path,
     return false;
   if (!memref)
     return true;
-  if (!c.integers(o->get("shape"), path.field("shape"), *kind == "memref2d" ? 2 : 0,
-                  1, a.sizes))
+  if (!c.integers(o->get("shape"), path.field("shape"),
+                  *kind == "memref2d" ? 2 : 0, 1, a.sizes))
     return false;
   size_t rank = a.sizes.size();
   a.strides.assign(rank, 1);
@@ -313,22 +315,19 @@ bool parseArg(Context &c, const json::Value &value, json::Path path,
     overflow = MulOverflow(a.sizes[d] - 1, a.strides[d], step) ||
                AddOverflow(last, step, last);
   if (overflow || static_cast<uint64_t>(last) >= b.elements)
-    return c.fail(path, "memref [" + join(map_range(a.sizes,
-                                                    [](int64_t s) {
-                                                      return std::to_string(s);
-                                                    }),
-                                          ", ") +
-                            "] (offset " + Twine(a.offset) + ", strides [" +
-                            join(map_range(a.strides,
-                                           [](int64_t s) {
-                                             return std::to_string(s);
-                                           }),
-                                 ", ") +
-                            "]) reaches " +
-                            (overflow ? Twine("past 2^63")
-                                      : "element " + Twine(last)) +
-                            ", but buffer '" + b.name + "' has only " +
-                            Twine(b.elements));
+    return c.fail(
+        path, "memref [" +
+                  join(map_range(a.sizes,
+                                 [](int64_t s) { return std::to_string(s); }),
+                       ", ") +
+                  "] (offset " + Twine(a.offset) + ", strides [" +
+                  join(map_range(a.strides,
+                                 [](int64_t s) { return std::to_string(s); }),
+                       ", ") +
+                  "]) reaches " +
+                  (overflow ? Twine("past 2^63") : "element " + Twine(last)) +
+                  ", but buffer '" + b.name + "' has only " +
+                  Twine(b.elements));
   return true;
 }
 
@@ -349,8 +348,9 @@ bool parseReference(Context &c, const json::Value &value, json::Path path,
   }
   if (kind != "matmul")
     return c.fail(path.field("kind"), "expected \"kind\": matmul or file");
-  if (!c.knownKeys(value, path, {"kind", "a", "b", "c", "m", "n", "k", "rows",
-                                 "cols", "samples", "seed"}) ||
+  if (!c.knownKeys(value, path,
+                   {"kind", "a", "b", "c", "m", "n", "k", "rows", "cols",
+                    "samples", "seed"}) ||
       !c.buffer(o->get("a"), path.field("a"), r.a) ||
       !c.buffer(o->get("b"), path.field("b"), r.b) ||
       !c.buffer(o->get("c"), path.field("c"), r.c) ||
@@ -363,9 +363,9 @@ bool parseReference(Context &c, const json::Value &value, json::Path path,
     int64_t x, y;
     const char *what;
   };
-  for (Need need : {Need{r.a, r.m, r.k, "a (m x k)"},
-                    Need{r.b, r.k, r.n, "b (k x n)"},
-                    Need{r.c, r.m, r.n, "c (m x n)"}}) {
+  for (Need need :
+       {Need{r.a, r.m, r.k, "a (m x k)"}, Need{r.b, r.k, r.n, "b (k x n)"},
+        Need{r.c, r.m, r.n, "c (m x n)"}}) {
     const BufferSpec &b = (*c.buffers)[need.buffer];
     int64_t elements;
     if (MulOverflow(need.x, need.y, elements) ||
@@ -376,16 +376,21 @@ bool parseReference(Context &c, const json::Value &value, json::Path path,
                               Twine(b.elements));
   }
   std::vector<int64_t> rows = {0, r.m}, cols = {0, r.n};
-  if ((o->get("rows") && !c.integers(o->get("rows"), path.field("rows"), 2, 0, rows)) ||
-      (o->get("cols") && !c.integers(o->get("cols"), path.field("cols"), 2, 0, cols)))
+  if ((o->get("rows") &&
+       !c.integers(o->get("rows"), path.field("rows"), 2, 0, rows)) ||
+      (o->get("cols") &&
+       !c.integers(o->get("cols"), path.field("cols"), 2, 0, cols)))
     return false;
-  if (rows[0] >= rows[1] || rows[1] > r.m || cols[0] >= cols[1] || cols[1] > r.n)
+  if (rows[0] >= rows[1] || rows[1] > r.m || cols[0] >= cols[1] ||
+      cols[1] > r.n)
     return c.fail(path, "rows/cols must be non-empty [begin, end) ranges "
                         "inside m x n");
-  r.rows[0] = rows[0], r.rows[1] = rows[1], r.cols[0] = cols[0], r.cols[1] = cols[1];
+  r.rows[0] = rows[0], r.rows[1] = rows[1], r.cols[0] = cols[0],
+  r.cols[1] = cols[1];
   int64_t seed = static_cast<int64_t>(r.seed);
-  return (!o->get("samples") || c.integer(o->get("samples"), path.field("samples"),
-                                          r.samples, 0, 1 << 30)) &&
+  return (!o->get("samples") ||
+          c.integer(o->get("samples"), path.field("samples"), r.samples, 0,
+                    1 << 30)) &&
          (!o->get("seed") ||
           (c.integer(o->get("seed"), path.field("seed"), seed, 0, INT64_MAX) &&
            (r.seed = static_cast<uint64_t>(seed), true)));
@@ -409,8 +414,8 @@ bool parseSpec(Context &c, const json::Value &root, json::Path path,
     return false;
   uint64_t threads = uint64_t(spec.block.x) * spec.block.y * spec.block.z;
   if (threads > 1024)
-    return c.fail(path.field("block"), Twine(threads) +
-                                           " threads; a block has at most 1024");
+    return c.fail(path.field("block"),
+                  Twine(threads) + " threads; a block has at most 1024");
   int64_t shared = 0;
   if (o.get("shared_bytes") &&
       !c.integer(o.get("shared_bytes"), path.field("shared_bytes"), shared, 0,
@@ -447,7 +452,8 @@ bool parseSpec(Context &c, const json::Value &root, json::Path path,
     if (!parseArg(c, (*args)[i], path.field("args").index(i), spec.args[i]))
       return false;
   if (const json::Value *r = o.get("reference"))
-    if (!parseReference(c, *r, path.field("reference"), spec.reference.emplace()))
+    if (!parseReference(c, *r, path.field("reference"),
+                        spec.reference.emplace()))
       return false;
   if (const json::Value *t = o.get("tolerance")) {
     json::ObjectMapper tol(*t, path.field("tolerance"));
@@ -460,13 +466,14 @@ bool parseSpec(Context &c, const json::Value &root, json::Path path,
   if (const json::Value *t = o.get("timing")) {
     TimingSpec &timing = spec.timing;
     json::ObjectMapper tm(*t, path.field("timing"));
-    if (!c.knownKeys(*t, path.field("timing"), {"warmup", "repetitions",
-                                                "min_time_ms", "max_repetitions"}) ||
+    if (!c.knownKeys(
+            *t, path.field("timing"),
+            {"warmup", "repetitions", "min_time_ms", "max_repetitions"}) ||
         !tm.mapOptional("warmup", timing.warmup) ||
         !tm.mapOptional("repetitions", timing.repetitions) ||
         !tm.mapOptional("max_repetitions", timing.maxRepetitions) ||
-        !tm.mapOptional("min_time_ms", timing.minTimeMs) ||
-        timing.warmup < 0 || timing.warmup > 1000 || timing.repetitions < 1 ||
+        !tm.mapOptional("min_time_ms", timing.minTimeMs) || timing.warmup < 0 ||
+        timing.warmup > 1000 || timing.repetitions < 1 ||
         timing.repetitions > 100000 || timing.maxRepetitions < 1 ||
         timing.maxRepetitions > 100000 || !(timing.minTimeMs >= 0))
       return c.fail(path.field("timing"),
@@ -482,7 +489,8 @@ bool parseSpec(Context &c, const json::Value &root, json::Path path,
 Expected<LaunchSpec> parseLaunchSpec(StringRef text, StringRef path) {
   if (text.size() > kMaxSpecBytes)
     return createStringError("%s: the spec is larger than %llu bytes",
-                             path.str().c_str(), (unsigned long long)kMaxSpecBytes);
+                             path.str().c_str(),
+                             (unsigned long long)kMaxSpecBytes);
   Expected<json::Value> root = json::parse(text);
   if (!root)
     return createStringError(path + ":" + toString(root.takeError()));
@@ -580,11 +588,11 @@ Expected<std::vector<std::string>> initializeBuffers(const LaunchSpec &spec) {
     try {
       host[i].assign(b.bytes(), '\0');
     } catch (const std::bad_alloc &) {
-      return createStringError(std::make_error_code(std::errc::not_enough_memory),
-                               "%s: cannot allocate %llu bytes of host memory "
-                               "for buffer '%s'",
-                               spec.path.c_str(), (unsigned long long)b.bytes(),
-                               b.name.c_str());
+      return createStringError(
+          std::make_error_code(std::errc::not_enough_memory),
+          "%s: cannot allocate %llu bytes of host memory "
+          "for buffer '%s'",
+          spec.path.c_str(), (unsigned long long)b.bytes(), b.name.c_str());
     }
     if (b.init == BufferSpec::Init::Zeros)
       continue;
@@ -593,8 +601,9 @@ Expected<std::vector<std::string>> initializeBuffers(const LaunchSpec &spec) {
     for (uint64_t e = 0; e < b.elements; ++e) {
       double v = b.init == BufferSpec::Init::Iota       ? static_cast<double>(e)
                  : b.init == BufferSpec::Init::Constant ? b.constant
-                 : isFloat(b.type) ? b.low + (b.high - b.low) * rng.unit()
-                       : std::floor(b.low + (b.high - b.low + 1) * rng.unit());
+                 : isFloat(b.type)
+                     ? b.low + (b.high - b.low) * rng.unit()
+                     : std::floor(b.low + (b.high - b.low + 1) * rng.unit());
       uint64_t bits = static_cast<uint64_t>(static_cast<int64_t>(v)); // wraps
       if (isFloat(b.type))
         encode(b.type, v, bits);

@@ -29,7 +29,8 @@ Expected<std::string> readRegularFile(StringRef path, uint64_t maxBytes) {
   auto closer = make_scope_exit([&] { ::close(fd); });
   struct stat st;
   if (::fstat(fd, &st) != 0)
-    return fail(std::error_code(errno, std::generic_category()), "fstat failed");
+    return fail(std::error_code(errno, std::generic_category()),
+                "fstat failed");
   if (!S_ISREG(st.st_mode))
     return fail(std::make_error_code(std::errc::invalid_argument),
                 "not a regular file");
@@ -39,8 +40,8 @@ Expected<std::string> readRegularFile(StringRef path, uint64_t maxBytes) {
                     " expected");
   std::string data(static_cast<size_t>(st.st_size), '\0');
   for (size_t done = 0; done < data.size();) {
-    ssize_t n = sys::RetryAfterSignal(-1, ::read, fd, &data[done],
-                                      data.size() - done);
+    ssize_t n =
+        sys::RetryAfterSignal(-1, ::read, fd, &data[done], data.size() - done);
     if (n <= 0)
       return fail(std::error_code(n < 0 ? errno : EIO, std::generic_category()),
                   "short read");

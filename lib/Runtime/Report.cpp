@@ -21,10 +21,10 @@ int printReport(raw_ostream &os, const SweepResult &r,
   auto speedup = [&](const VariantOutcome &v) {
     return r.variants[r.baseline].stats.median / v.stats.median;
   };
-  os << format("\n%-2s %-34s %-22s %5s %5s %6s %6s %10s %10s %10s %6s %5s %8s  %s\n",
-               "#", "variant", "hints", "regs", "drv", nvvm ? "spill" : "scrch",
-               "local", "median ms", "min ms", "max ms", "IQR%", "runs",
-               "speedup", "result");
+  os << format(
+      "\n%-2s %-34s %-22s %5s %5s %6s %6s %10s %10s %10s %6s %5s %8s  %s\n",
+      "#", "variant", "hints", "regs", "drv", nvvm ? "spill" : "scrch", "local",
+      "median ms", "min ms", "max ms", "IQR%", "runs", "speedup", "result");
   int excluded = 0, mismatched = 0;
   std::vector<std::string> excludedList;
   for (size_t i = 0; i < r.variants.size(); ++i) {
@@ -46,17 +46,19 @@ int printReport(raw_ostream &os, const SweepResult &r,
     if (bad && !v.message.empty())
       result += ": " + v.message;
     if (v.variant->duplicateOf && v.state == VariantState::Ok)
-      result += " (same object as #" + std::to_string(*v.variant->duplicateOf) + ")";
-    os << format("%-2s %-34s %-22s %5s %5s %6s %6s %s  %s\n",
-                 winner ? "*" : std::to_string(i).c_str(), v.variant->id.c_str(),
-                 hintsLabel(v.variant->hints).c_str(),
-                 orDash(v.manifestRegisters).c_str(),
-                 (orDash(v.driver.registers) + (v.registersMatch() ? "" : "!")).c_str(),
-                 orDash(v.manifestLocalBytes).c_str(),
-                 orDash(v.driver.localBytes).c_str(), timing.c_str(),
-                 result.c_str());
+      result +=
+          " (same object as #" + std::to_string(*v.variant->duplicateOf) + ")";
+    os << format(
+        "%-2s %-34s %-22s %5s %5s %6s %6s %s  %s\n",
+        winner ? "*" : std::to_string(i).c_str(), v.variant->id.c_str(),
+        hintsLabel(v.variant->hints).c_str(),
+        orDash(v.manifestRegisters).c_str(),
+        (orDash(v.driver.registers) + (v.registersMatch() ? "" : "!")).c_str(),
+        orDash(v.manifestLocalBytes).c_str(),
+        orDash(v.driver.localBytes).c_str(), timing.c_str(), result.c_str());
     if (bad)
-      ++excluded, excludedList.push_back(v.variant->id + " (" + stateName(v.state) + ")");
+      ++excluded, excludedList.push_back(v.variant->id + " (" +
+                                         stateName(v.state) + ")");
     mismatched += v.state == VariantState::Ok && !v.registersMatch();
   }
   os << "\nregs: compile-time (manifest) registers; drv: what the driver "
@@ -64,8 +66,8 @@ int printReport(raw_ostream &os, const SweepResult &r,
      << (nvvm ? "spill: compile-time frame" : "scrch: compile-time scratch")
      << " bytes; local: driver local bytes per thread\n";
   if (excluded)
-    os << "excluded: " << excluded << " variant(s): " << join(excludedList, ", ")
-       << "\n";
+    os << "excluded: " << excluded
+       << " variant(s): " << join(excludedList, ", ") << "\n";
   if (r.workers > 1)
     os << "workers: " << r.workers << " processes (a fault or hang ends a "
        << "worker; the next one carries on)\n";
@@ -87,7 +89,8 @@ int printReport(raw_ostream &os, const SweepResult &r,
 json::Value reportToJSON(const SweepResult &r, const SweepManifest &manifest,
                          const LaunchSpec &spec, StringRef backend) {
   auto id = [&](int i) {
-    return i >= 0 ? json::Value(r.variants[i].variant->id) : json::Value(nullptr);
+    return i >= 0 ? json::Value(r.variants[i].variant->id)
+                  : json::Value(nullptr);
   };
   json::Array variants;
   for (const VariantOutcome &v : r.variants) {
@@ -119,30 +122,32 @@ json::Value reportToJSON(const SweepResult &r, const SweepManifest &manifest,
     }
     if (v.stats.count) {
       const Stats &s = v.stats;
-      out["timing"] = json::Object{{"count", s.count},   {"median_ms", s.median},
-                                   {"min_ms", s.min},     {"max_ms", s.max},
-                                   {"q1_ms", s.q1},       {"q3_ms", s.q3},
+      out["timing"] = json::Object{{"count", s.count}, {"median_ms", s.median},
+                                   {"min_ms", s.min},  {"max_ms", s.max},
+                                   {"q1_ms", s.q1},    {"q3_ms", s.q3},
                                    {"mean_ms", s.mean}};
       out["times_ms"] = v.timesMs;
       if (r.baseline >= 0)
-        out["speedup_vs_default"] = r.variants[r.baseline].stats.median / s.median;
+        out["speedup_vs_default"] =
+            r.variants[r.baseline].stats.median / s.median;
     }
     variants.push_back(std::move(out));
   }
-  json::Object doc{{"tool", "fly-run"},
-                   {"device", r.device.name},
-                   {"device_arch", r.device.arch},
-                   {"runtime", r.device.runtimeVersion},
-                   {"backend", backend},
-                   {"kernel", r.kernel},
-                   {"target", manifest.target},
-                   {"out_dir", manifest.dir},
-                   {"spec", spec.path},
-                   {"winner", id(r.winner)},
-                   {"baseline", id(r.baseline)},
-                   {"reference_variant", id(r.referenceVariant)},
-                   {"host_reference_entries", static_cast<int64_t>(r.hostSamples)},
-                   {"variants", std::move(variants)}};
+  json::Object doc{
+      {"tool", "fly-run"},
+      {"device", r.device.name},
+      {"device_arch", r.device.arch},
+      {"runtime", r.device.runtimeVersion},
+      {"backend", backend},
+      {"kernel", r.kernel},
+      {"target", manifest.target},
+      {"out_dir", manifest.dir},
+      {"spec", spec.path},
+      {"winner", id(r.winner)},
+      {"baseline", id(r.baseline)},
+      {"reference_variant", id(r.referenceVariant)},
+      {"host_reference_entries", static_cast<int64_t>(r.hostSamples)},
+      {"variants", std::move(variants)}};
   if (!r.fatal.empty())
     doc["fatal"] = r.fatal;
   return doc;

@@ -21,15 +21,15 @@ BackendFactory backendFactory(StringRef name) {
 OpenResult probeDevice(const BackendFactory &make, int ordinal,
                        DeviceInfo &info, std::string &message) {
   std::optional<OpenResult> result;
-  Error error = runWorker(
-      [&](Channel &channel) { openDevice(make, ordinal, channel); },
-      [&](const WorkerMessage &m) {
-        if (m.kind == WorkerMessage::Kind::Device)
-          info = m.device, result = OpenResult::Ok;
-        else if (m.kind == WorkerMessage::Kind::OpenFailed)
-          message = m.text, result = m.open;
-      },
-      120);
+  Error error =
+      runWorker([&](Channel &channel) { openDevice(make, ordinal, channel); },
+                [&](const WorkerMessage &m) {
+                  if (m.kind == WorkerMessage::Kind::Device)
+                    info = m.device, result = OpenResult::Ok;
+                  else if (m.kind == WorkerMessage::Kind::OpenFailed)
+                    message = m.text, result = m.open;
+                },
+                120);
   if (result) {
     consumeError(std::move(error));
     return *result;
@@ -54,12 +54,11 @@ Expected<SweepResult> runSweep(const LaunchSpec &spec,
     out.variant = &v;
     const ManifestObject *object = v.findKernel(kernel);
     out.objectFile = object ? object->file : "";
-    bool selected = options.only.empty() ||
-                    is_contained(options.only, v.id) ||
+    bool selected = options.only.empty() || is_contained(options.only, v.id) ||
                     is_contained(options.only, std::to_string(v.index));
-    out.state = !v.ok        ? VariantState::NotCompiled
-                : !selected  ? VariantState::Skipped
-                             : VariantState::Pending;
+    out.state = !v.ok       ? VariantState::NotCompiled
+                : !selected ? VariantState::Skipped
+                            : VariantState::Pending;
     if (!v.ok)
       out.message = StringRef(v.error).split('\n').first.str();
   }

@@ -24,8 +24,9 @@ int64_t ManifestKernel::localBytes() const {
   return firstInteger(metadata, {"frame_bytes", "private_segment_fixed_size"});
 }
 
-const ManifestObject *ManifestVariant::findKernel(StringRef kernel,
-                                                  const ManifestKernel **info) const {
+const ManifestObject *
+ManifestVariant::findKernel(StringRef kernel,
+                            const ManifestKernel **info) const {
   bool anyListed = false;
   for (const ManifestObject &object : objects)
     for (const ManifestKernel &k : object.kernels) {
@@ -82,7 +83,8 @@ bool fromJSON(const json::Value &value, RawVariant &raw, json::Path path) {
   json::ObjectMapper map(value, path);
   ManifestVariant &v = raw.variant;
   if (!map || !map.map("id", v.id) || !map.mapOptional("index", v.index) ||
-      !map.mapOptional("hints", v.hints) || !map.mapOptional("status", raw.status) ||
+      !map.mapOptional("hints", v.hints) ||
+      !map.mapOptional("status", raw.status) ||
       !map.mapOptional("error", v.error) ||
       !map.mapOptional("object_hash", v.objectHash) ||
       !map.mapOptional("duplicate_of", v.duplicateOf) ||

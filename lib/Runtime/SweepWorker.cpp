@@ -59,8 +59,9 @@ public:
   Status restore() {
     for (size_t i = 0; i < work.size(); ++i) {
       size_t bytes = in.host[i].size();
-      Status s = pristine[i] ? backend.copyOnDevice(work[i], pristine[i], bytes)
-                             : backend.copyToDevice(work[i], in.host[i].data(), bytes);
+      Status s = pristine[i]
+                     ? backend.copyOnDevice(work[i], pristine[i], bytes)
+                     : backend.copyToDevice(work[i], in.host[i].data(), bytes);
       if (!s)
         return s;
     }
@@ -87,11 +88,13 @@ public:
       }
       uint64_t base = work[a.buffer] + away;
       if (a.kind == ArgSpec::Kind::Buffer) {
-        values.push_back(base + static_cast<uint64_t>(a.offset) *
-                                    elementSize(in.spec.buffers[a.buffer].type));
+        values.push_back(base +
+                         static_cast<uint64_t>(a.offset) *
+                             elementSize(in.spec.buffers[a.buffer].type));
         continue;
       }
-      values.insert(values.end(), {base, base, static_cast<uint64_t>(a.offset)});
+      values.insert(values.end(),
+                    {base, base, static_cast<uint64_t>(a.offset)});
       values.insert(values.end(), a.sizes.begin(), a.sizes.end());
       values.insert(values.end(), a.strides.begin(), a.strides.end());
     }
@@ -152,8 +155,7 @@ private:
     if (l.function)
       return {};
     if (l.image.empty()) {
-      const ManifestObject *object =
-          outcomes[i].variant->findKernel(in.kernel);
+      const ManifestObject *object = outcomes[i].variant->findKernel(in.kernel);
       Expected<std::string> image = readObject(*object);
       if (!image)
         return Status::error(toString(image.takeError()));
@@ -214,7 +216,8 @@ void SweepWorker::check(size_t i) {
     out.manifestLocalBytes = info->localBytes();
   }
   if (object->file.empty())
-    return done(i, VariantState::LoadFailed, "the manifest names no object file");
+    return done(i, VariantState::LoadFailed,
+                "the manifest names no object file");
   if (object->format == "offload")
     return done(i, VariantState::LoadFailed,
                 "format 'offload' (LLVM bitcode) cannot be loaded");
@@ -250,12 +253,13 @@ void SweepWorker::check(size_t i) {
       compareWithHost(in.hostRef, in.spec.buffers[outputs[o]], got[o], tol,
                       out.againstHost);
   if (out.againstHost.mismatches)
-    return done(i, VariantState::Wrong,
-                std::to_string(out.againstHost.mismatches) + " of " +
-                    std::to_string(out.againstHost.checked) +
-                    (in.hostRef.bytes.empty() ? " sampled entries" : " entries") +
-                    " differ from the host reference; first: " +
-                    out.againstHost.firstMismatch);
+    return done(
+        i, VariantState::Wrong,
+        std::to_string(out.againstHost.mismatches) + " of " +
+            std::to_string(out.againstHost.checked) +
+            (in.hostRef.bytes.empty() ? " sampled entries" : " entries") +
+            " differ from the host reference; first: " +
+            out.againstHost.firstMismatch);
   bool first = referenceVariant < 0;
   for (size_t o = 0; o < outputs.size(); ++o) {
     MutableArrayRef<char> shared = in.shared[o];
@@ -266,8 +270,7 @@ void SweepWorker::check(size_t i) {
                      StringRef(shared.data(), shared.size()), tol,
                      out.againstVariant);
   }
-  const std::string &refId =
-      outcomes[first ? i : referenceVariant].variant->id;
+  const std::string &refId = outcomes[first ? i : referenceVariant].variant->id;
   if (out.againstVariant.mismatches)
     return done(i, VariantState::Wrong,
                 std::to_string(out.againstVariant.mismatches) + " of " +
@@ -283,15 +286,17 @@ void SweepWorker::check(size_t i) {
       (out.driver.registers >= 0 ? std::to_string(out.driver.registers) : "?") +
       " registers";
   if (out.manifestRegisters >= 0)
-    line += out.registersMatch() ? " (= manifest)"
-                                 : " (MISMATCH: manifest says " +
-                                       std::to_string(out.manifestRegisters) + ")";
+    line += out.registersMatch()
+                ? " (= manifest)"
+                : " (MISMATCH: manifest says " +
+                      std::to_string(out.manifestRegisters) + ")";
   line += ", outputs ";
   if (in.hostRef.buffer >= 0)
     line += "match the host reference (" +
             std::to_string(out.againstHost.checked) + " entries)";
   if (!first)
-    line += std::string(in.hostRef.buffer >= 0 ? " and " : "") + "match " + refId;
+    line +=
+        std::string(in.hostRef.buffer >= 0 ? " and " : "") + "match " + refId;
   else if (in.hostRef.buffer < 0)
     line += "kept as the reference";
   say(line);
@@ -303,8 +308,8 @@ void SweepWorker::time() {
   const SweepOptions &o = in.options;
   int warmup = o.warmup >= 0 ? o.warmup : t.warmup;
   int reps = o.repetitions > 0 ? o.repetitions : t.repetitions;
-  int maxReps = std::max(o.maxRepetitions > 0 ? o.maxRepetitions : t.maxRepetitions,
-                         reps);
+  int maxReps = std::max(
+      o.maxRepetitions > 0 ? o.maxRepetitions : t.maxRepetitions, reps);
   double minTime = o.minTimeMs >= 0 ? o.minTimeMs : t.minTimeMs;
 
   std::vector<size_t> active;

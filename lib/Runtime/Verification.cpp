@@ -16,8 +16,8 @@ using namespace llvm;
 namespace fly::rt {
 
 const char *stateName(VariantState state) {
-  static const char *const names[] = {"pending",     "ok",    "not compiled",
-                                      "skipped",     "load failed", "FAULT",
+  static const char *const names[] = {"pending", "ok",          "not compiled",
+                                      "skipped", "load failed", "FAULT",
                                       "WRONG"};
   return names[static_cast<int>(state)];
 }
@@ -55,12 +55,15 @@ Expected<std::string> checkSpecAgainstManifest(const LaunchSpec &spec,
     return createStringError(spec.path + ": the manifest lists no kernel names "
                                          "(PTX objects?): name the kernel with "
                                          "\"kernel\"");
-  if (!names.empty() && !spec.kernel.empty() && !is_contained(names, spec.kernel))
+  if (!names.empty() && !spec.kernel.empty() &&
+      !is_contained(names, spec.kernel))
     return createStringError(spec.path + ": kernel '" + spec.kernel +
-                             "' is not in " + where + " (kernels: " + list + ")");
+                             "' is not in " + where + " (kernels: " + list +
+                             ")");
   if (spec.kernel.empty() && names.size() > 1)
-    return createStringError(spec.path + ": the manifest has several kernels (" +
-                             list + "): name one with \"kernel\"");
+    return createStringError(spec.path +
+                             ": the manifest has several kernels (" + list +
+                             "): name one with \"kernel\"");
   std::string kernel = spec.kernel.empty() ? names.front() : spec.kernel;
   if (manifest.family != "nvvm")
     return kernel;
@@ -127,8 +130,9 @@ struct SplitMix64 {
 };
 } // namespace
 
-Expected<HostReference> computeHostReference(const LaunchSpec &spec,
-                                             const std::vector<std::string> &host) {
+Expected<HostReference>
+computeHostReference(const LaunchSpec &spec,
+                     const std::vector<std::string> &host) {
   HostReference ref;
   if (!spec.reference)
     return ref;
@@ -156,7 +160,8 @@ Expected<HostReference> computeHostReference(const LaunchSpec &spec,
   auto add = [&](int64_t i, int64_t j) {
     double sum = 0;
     for (int64_t k = 0; k < r.k; ++k)
-      sum += readElement(a.type, A, i * r.k + k) * readElement(b.type, B, k * r.n + j);
+      sum += readElement(a.type, A, i * r.k + k) *
+             readElement(b.type, B, k * r.n + j);
     ref.index.push_back(i * r.n + j);
     ref.expected.push_back(sum);
   };
@@ -184,9 +189,10 @@ static void compare(Comparison &c, const BufferSpec &b, uint64_t i, double got,
   ++c.checked;
   if (!std::isnan(got) && !std::isnan(want))
     c.maxAbsError = std::max(c.maxAbsError, std::fabs(got - want));
-  bool ok = std::isnan(got) || std::isnan(want)
-                ? std::isnan(got) && std::isnan(want)
-                : std::fabs(got - want) <= tol.atol + tol.rtol * std::fabs(want);
+  bool ok =
+      std::isnan(got) || std::isnan(want)
+          ? std::isnan(got) && std::isnan(want)
+          : std::fabs(got - want) <= tol.atol + tol.rtol * std::fabs(want);
   if (ok || c.mismatches++)
     return;
   raw_string_ostream(c.firstMismatch)

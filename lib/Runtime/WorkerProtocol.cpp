@@ -17,7 +17,9 @@ using namespace llvm;
 namespace fly::rt {
 
 json::Value toJSON(const DeviceInfo &d) {
-  return json::Object{{"ordinal", d.ordinal}, {"name", d.name}, {"arch", d.arch},
+  return json::Object{{"ordinal", d.ordinal},
+                      {"name", d.name},
+                      {"arch", d.arch},
                       {"memory", static_cast<int64_t>(d.totalMemory)},
                       {"runtime", d.runtimeVersion}};
 }
@@ -38,17 +40,23 @@ json::Value toJSON(const Comparison &c) {
 }
 bool fromJSON(const json::Value &v, Comparison &c, json::Path p) {
   json::ObjectMapper o(v, p);
-  return o && o.map("checked", c.checked) && o.map("mismatches", c.mismatches) &&
-         o.map("max_abs_error", c.maxAbsError) && o.map("first", c.firstMismatch);
+  return o && o.map("checked", c.checked) &&
+         o.map("mismatches", c.mismatches) &&
+         o.map("max_abs_error", c.maxAbsError) &&
+         o.map("first", c.firstMismatch);
 }
 json::Value toJSON(const Measurement &m) {
-  return json::Object{
-      {"state", static_cast<int>(m.state)}, {"message", m.message},
-      {"regs_md", m.manifestRegisters},     {"local_md", m.manifestLocalBytes},
-      {"regs", m.driver.registers},         {"local", m.driver.localBytes},
-      {"shared", m.driver.sharedBytes},     {"max_threads", m.driver.maxThreadsPerBlock},
-      {"host", m.againstHost},              {"variant", m.againstVariant},
-      {"times", m.timesMs}};
+  return json::Object{{"state", static_cast<int>(m.state)},
+                      {"message", m.message},
+                      {"regs_md", m.manifestRegisters},
+                      {"local_md", m.manifestLocalBytes},
+                      {"regs", m.driver.registers},
+                      {"local", m.driver.localBytes},
+                      {"shared", m.driver.sharedBytes},
+                      {"max_threads", m.driver.maxThreadsPerBlock},
+                      {"host", m.againstHost},
+                      {"variant", m.againstVariant},
+                      {"times", m.timesMs}};
 }
 bool fromJSON(const json::Value &v, Measurement &m, json::Path p) {
   json::ObjectMapper o(v, p);
@@ -56,17 +64,19 @@ bool fromJSON(const json::Value &v, Measurement &m, json::Path p) {
   bool ok = o && o.map("state", state) && o.map("message", m.message) &&
             o.map("regs_md", m.manifestRegisters) &&
             o.map("local_md", m.manifestLocalBytes) &&
-            o.map("regs", m.driver.registers) && o.map("local", m.driver.localBytes) &&
+            o.map("regs", m.driver.registers) &&
+            o.map("local", m.driver.localBytes) &&
             o.map("shared", m.driver.sharedBytes) &&
             o.map("max_threads", m.driver.maxThreadsPerBlock) &&
-            o.map("host", m.againstHost) && o.map("variant", m.againstVariant) &&
-            o.map("times", m.timesMs);
+            o.map("host", m.againstHost) &&
+            o.map("variant", m.againstVariant) && o.map("times", m.timesMs);
   m.state = static_cast<VariantState>(state);
   return ok && state >= 0 && state <= static_cast<int>(VariantState::Wrong);
 }
 
 json::Value toJSON(const WorkerMessage &m) {
-  json::Object o{{"kind", static_cast<int>(m.kind)}, {"variant", m.variant},
+  json::Object o{{"kind", static_cast<int>(m.kind)},
+                 {"variant", m.variant},
                  {"text", m.text}};
   if (m.kind == WorkerMessage::Kind::Device)
     o["device"] = m.device;
@@ -145,7 +155,8 @@ Error runWorker(const std::function<void(Channel &)> &body,
     for (size_t nl; (nl = pending.find('\n')) != std::string::npos;
          pending.erase(0, nl + 1)) {
       WorkerMessage message;
-      Expected<json::Value> value = json::parse(StringRef(pending).take_front(nl));
+      Expected<json::Value> value =
+          json::parse(StringRef(pending).take_front(nl));
       json::Path::Root root;
       if (value && fromJSON(*value, message, root))
         onMessage(message);

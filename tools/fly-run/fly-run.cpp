@@ -35,13 +35,17 @@ namespace {
 constexpr int kExitOk = 0, kExitError = 1, kExitPartial = 2, kExitNoDevice = 77;
 
 cl::OptionCategory category("fly-run options");
-cl::list<std::string> positional(cl::Positional, cl::desc("<out-dir> <launch-spec.json>"),
+cl::list<std::string> positional(cl::Positional,
+                                 cl::desc("<out-dir> <launch-spec.json>"),
                                  cl::cat(category));
-cl::opt<std::string> backendOpt("backend", cl::init("auto"), cl::cat(category),
-                                cl::desc("auto (cuda for nvvm targets, hip for rocdl), cuda or hip"));
-cl::opt<int> device("device", cl::init(0), cl::desc("device ordinal"), cl::cat(category));
-cl::list<std::string> only("variants", cl::CommaSeparated, cl::cat(category),
-                           cl::desc("run only these variants (ids or indices)"));
+cl::opt<std::string> backendOpt(
+    "backend", cl::init("auto"), cl::cat(category),
+    cl::desc("auto (cuda for nvvm targets, hip for rocdl), cuda or hip"));
+cl::opt<int> device("device", cl::init(0), cl::desc("device ordinal"),
+                    cl::cat(category));
+cl::list<std::string>
+    only("variants", cl::CommaSeparated, cl::cat(category),
+         cl::desc("run only these variants (ids or indices)"));
 cl::opt<int> warmup("warmup", cl::init(-1), cl::cat(category),
                     cl::desc("warm-up runs per variant (default: the spec's)"));
 cl::opt<int> reps("reps", cl::init(-1), cl::cat(category),
@@ -50,16 +54,21 @@ cl::opt<int> maxReps("max-reps", cl::init(-1), cl::cat(category),
                      cl::desc("at most this many timed runs per variant"));
 cl::opt<double> minTimeMs("min-time-ms", cl::init(-1), cl::cat(category),
                           cl::desc("time each variant at least this long"));
-cl::opt<std::string> bestConfigPath("best-config", cl::cat(category),
-                                    cl::desc("where winners are stored (default <out-dir>/best-config.json)"));
+cl::opt<std::string> bestConfigPath(
+    "best-config", cl::cat(category),
+    cl::desc("where winners are stored (default <out-dir>/best-config.json)"));
 cl::opt<bool> retune("retune", cl::cat(category),
                      cl::desc("measure even if a stored winner matches"));
-cl::opt<std::string> jsonOut("json", cl::cat(category),
-                             cl::desc("write every measurement as JSON to this file"));
-cl::opt<double> variantTimeout("variant-timeout", cl::init(300), cl::cat(category),
-                               cl::desc("kill a worker silent for this many seconds (a hung kernel) and exclude its variant"));
-cl::opt<std::string> injectFault("inject-fault", cl::cat(category),
-                                 cl::desc("launch this variant out of bounds (testing)"));
+cl::opt<std::string>
+    jsonOut("json", cl::cat(category),
+            cl::desc("write every measurement as JSON to this file"));
+cl::opt<double>
+    variantTimeout("variant-timeout", cl::init(300), cl::cat(category),
+                   cl::desc("kill a worker silent for this many seconds (a "
+                            "hung kernel) and exclude its variant"));
+cl::opt<std::string>
+    injectFault("inject-fault", cl::cat(category),
+                cl::desc("launch this variant out of bounds (testing)"));
 cl::opt<bool> probeOnly("probe", cl::cat(category),
                         cl::desc("only report whether a device is there"));
 cl::opt<bool> quiet("quiet", cl::cat(category), cl::desc("no progress lines"));
@@ -95,10 +104,12 @@ std::string nowUtc() {
 }
 
 BestConfig winnerEntry(const SweepResult &r, const SweepManifest &manifest,
-                       const LaunchSpec &spec, std::string key, std::string print) {
+                       const LaunchSpec &spec, std::string key,
+                       std::string print) {
   const VariantOutcome &w = r.variants[r.winner];
-  BestConfig c{std::move(key), r.kernel, manifest.target, r.device.name,
-               w.variant->id, w.variant->hints, w.variant->hintSet};
+  BestConfig c{std::move(key),    r.kernel,      manifest.target,
+               r.device.name,     w.variant->id, w.variant->hints,
+               w.variant->hintSet};
   c.medianMs = w.stats.median;
   if (r.baseline >= 0) {
     c.defaultMedianMs = r.variants[r.baseline].stats.median;
@@ -114,12 +125,14 @@ BestConfig winnerEntry(const SweepResult &r, const SweepManifest &manifest,
 
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv, "fly-run: load, check and time every "
+  cl::ParseCommandLineOptions(argc, argv,
+                              "fly-run: load, check and time every "
                               "variant of a fly-tune out-dir\n\nexit status: 0 "
                               "all passed, 2 some variants excluded, 1 error, "
                               "77 no device (skipped)\n");
   if (backendOpt != "auto" && backendOpt != "cuda" && backendOpt != "hip")
-    return fail("--backend must be auto, cuda or hip, got '" + backendOpt + "'");
+    return fail("--backend must be auto, cuda or hip, got '" + backendOpt +
+                "'");
   if (device < 0 || warmup < -1 || reps < -1 || maxReps < -1 ||
       !(variantTimeout > 0))
     return fail("--device, --warmup, --reps and --max-reps want non-negative "
@@ -146,7 +159,8 @@ int main(int argc, char **argv) {
         }))
       return fail("--variants: no variant '" + want + "' in " + manifest->dir);
   std::string backend = backendOpt;
-  if (backend == "auto" && manifest->family != "nvvm" && manifest->family != "rocdl")
+  if (backend == "auto" && manifest->family != "nvvm" &&
+      manifest->family != "rocdl")
     return fail("cannot tell the backend from target '" + manifest->target +
                 "': pass --backend=cuda or --backend=hip");
   if (backend == "auto")
@@ -166,17 +180,19 @@ int main(int argc, char **argv) {
   if (opened == OpenResult::Error)
     return fail("opening the " + label + " device: " + why);
   outs() << formatv("device {0}: {1} ({2}, {3} backend{4}{5})\n", dev.ordinal,
-                    dev.name, dev.arch, label, dev.runtimeVersion.empty() ? "" : ", ",
-                    dev.runtimeVersion)
+                    dev.name, dev.arch, label,
+                    dev.runtimeVersion.empty() ? "" : ", ", dev.runtimeVersion)
          << formatv("variants: {0} of kernel {1} for {2} in {3}\n",
                     manifest->variants.size(), *kernel, manifest->target,
                     manifest->dir)
-         << formatv("launch: grid {0}x{1}x{2}, block {3}x{4}x{5}, {6} parameters, "
-                    "{7} buffers ({8:F1} MiB)\n",
-                    spec->grid.x, spec->grid.y, spec->grid.z, spec->block.x,
-                    spec->block.y, spec->block.z, spec->params().size(),
-                    spec->buffers.size(), spec->totalBytes() / double(1 << 20));
-  if (!manifest->chip.empty() && !dev.arch.empty() && manifest->chip != dev.arch)
+         << formatv(
+                "launch: grid {0}x{1}x{2}, block {3}x{4}x{5}, {6} parameters, "
+                "{7} buffers ({8:F1} MiB)\n",
+                spec->grid.x, spec->grid.y, spec->grid.z, spec->block.x,
+                spec->block.y, spec->block.z, spec->params().size(),
+                spec->buffers.size(), spec->totalBytes() / double(1 << 20));
+  if (!manifest->chip.empty() && !dev.arch.empty() &&
+      manifest->chip != dev.arch)
     errs() << "fly-run: warning: the variants were compiled for "
            << manifest->chip << ", the device is " << dev.arch << "\n";
 
@@ -194,7 +210,8 @@ int main(int argc, char **argv) {
   }
   if (const BestConfig *stored = store->find(key)) {
     if (retune)
-      outs() << "best config: stored for " << key << "; --retune: measuring again\n";
+      outs() << "best config: stored for " << key
+             << "; --retune: measuring again\n";
     else if (stored->fingerprint != print)
       outs() << "best config: the one stored for " << key << " is stale (other "
              << "objects, hints or launch spec): measuring again\n";
@@ -209,8 +226,15 @@ int main(int argc, char **argv) {
     }
   }
 
-  SweepOptions options{backendFactory(backend), device, variantTimeout,
-                       warmup, reps, maxReps, minTimeMs, only, injectFault};
+  SweepOptions options{backendFactory(backend),
+                       device,
+                       variantTimeout,
+                       warmup,
+                       reps,
+                       maxReps,
+                       minTimeMs,
+                       only,
+                       injectFault};
   if (!quiet)
     options.progress = [](const std::string &line) {
       errs() << "fly-run: " << line << "\n";
@@ -224,7 +248,8 @@ int main(int argc, char **argv) {
     errs() << "fly-run: error: " << r->fatal << "\n";
   if (!jsonOut.empty())
     if (Error e = writeToOutput(jsonOut, [&](raw_ostream &os) {
-          os << formatv("{0:2}", reportToJSON(*r, *manifest, *spec, label)) << "\n";
+          os << formatv("{0:2}", reportToJSON(*r, *manifest, *spec, label))
+             << "\n";
           return Error::success();
         }))
       errs() << "fly-run: warning: " << toString(std::move(e)) << "\n";
@@ -233,7 +258,8 @@ int main(int argc, char **argv) {
 
   const VariantOutcome &w = r->variants[r->winner];
   outs() << formatv("winner: {0} ({1}): {2:F4} ms median", w.variant->id,
-                    w.variant->hints.empty() ? "default hints" : w.variant->hints,
+                    w.variant->hints.empty() ? "default hints"
+                                             : w.variant->hints,
                     w.stats.median);
   if (r->baseline >= 0) {
     const VariantOutcome &b = r->variants[r->baseline];

@@ -35,7 +35,8 @@ struct CubinKernel {
 
 /// Reads every kernel of a 64-bit little-endian ELF cubin. Malformed records
 /// end their section's walk; a malformed ELF is an error.
-llvm::Expected<std::vector<CubinKernel>> readCubinKernels(llvm::StringRef image);
+llvm::Expected<std::vector<CubinKernel>>
+readCubinKernels(llvm::StringRef image);
 
 } // namespace fly
 

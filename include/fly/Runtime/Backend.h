@@ -58,8 +58,8 @@ struct DeviceInfo {
 };
 
 struct KernelAttributes {
-  int registers = -1;     ///< per thread (VGPRs on AMD)
-  int64_t localBytes = -1; ///< per-thread local (spill) memory / scratch
+  int registers = -1;       ///< per thread (VGPRs on AMD)
+  int64_t localBytes = -1;  ///< per-thread local (spill) memory / scratch
   int64_t sharedBytes = -1; ///< static shared memory
   int maxThreadsPerBlock = -1;
 };

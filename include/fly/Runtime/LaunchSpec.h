@@ -1,4 +1,5 @@
-//===- LaunchSpec.h - How to launch one kernel: grid, buffers, args -*- C++ -*-===//
+//===- LaunchSpec.h - How to launch one kernel: grid, buffers, args -*- C++
+//-*-===//
 //
 // A launch spec is a JSON file beside a kernel:
 //
@@ -7,9 +8,9 @@
 //     "grid": [16, 32], "block": [16, 16],     // 1 to 3 entries each
 //     "shared_bytes": 0,                       // dynamic shared memory
 //     "buffers": {                             // device buffers, by name
-//       "A": {"type": "f32", "size": [4096, 4096], "init": "random", "seed": 1},
-//       "X": {"type": "f16", "size": 1024, "file": "x.bin"},
-//       "C": {"type": "f32", "size": 16777216, "init": "zeros", "output": true}
+//       "A": {"type": "f32", "size": [4096, 4096], "init": "random", "seed":
+//       1}, "X": {"type": "f16", "size": 1024, "file": "x.bin"}, "C": {"type":
+//       "f32", "size": 16777216, "init": "zeros", "output": true}
 //     },
 //     "args": [                                // kernel parameters, in order
 //       {"kind": "memref", "buffer": "A", "shape": [4096, 4096]},
@@ -122,7 +123,7 @@ struct TimingSpec {
 
 struct LaunchSpec {
   std::string path;
-  std::string text; ///< as read: part of the best-config fingerprint
+  std::string text;   ///< as read: part of the best-config fingerprint
   std::string kernel; ///< empty: the manifest's only kernel
   Dim3 grid, block;
   unsigned sharedBytes = 0;
@@ -145,7 +146,8 @@ llvm::Expected<LaunchSpec> readLaunchSpec(llvm::StringRef path);
 
 /// The buffers' initial contents on the host (files read, allocation
 /// failures reported, never thrown).
-llvm::Expected<std::vector<std::string>> initializeBuffers(const LaunchSpec &spec);
+llvm::Expected<std::vector<std::string>>
+initializeBuffers(const LaunchSpec &spec);
 
 } // namespace fly::rt
 

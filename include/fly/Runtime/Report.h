@@ -1,4 +1,5 @@
-//===- Report.h - The table, the summary and the JSON of a sweep -*- C++ -*-===//
+//===- Report.h - The table, the summary and the JSON of a sweep -*- C++
+//-*-===//
 
 #ifndef FLY_RUNTIME_REPORT_H
 #define FLY_RUNTIME_REPORT_H

@@ -28,7 +28,8 @@
 
 namespace fly::rt {
 
-using BackendFactory = std::function<std::unique_ptr<Backend>(std::string &why)>;
+using BackendFactory =
+    std::function<std::unique_ptr<Backend>(std::string &why)>;
 BackendFactory backendFactory(llvm::StringRef name); ///< "cuda" or "hip"
 
 struct SweepOptions {
@@ -52,7 +53,9 @@ struct Stats {
   int count = 0;
   double median = 0, min = 0, max = 0, q1 = 0, q3 = 0, mean = 0;
   /// Interquartile range relative to the median, in percent.
-  double iqrPercent() const { return median > 0 ? 100 * (q3 - q1) / median : 0; }
+  double iqrPercent() const {
+    return median > 0 ? 100 * (q3 - q1) / median : 0;
+  }
 };
 Stats computeStats(std::vector<double> samples);
 
@@ -107,8 +110,8 @@ struct SweepResult {
 
 /// Picks the kernel and, for cubins, compares the expanded parameter list
 /// with the kernel's own parameter table, before any device is touched.
-llvm::Expected<std::string> checkSpecAgainstManifest(const LaunchSpec &spec,
-                                                     const SweepManifest &manifest);
+llvm::Expected<std::string>
+checkSpecAgainstManifest(const LaunchSpec &spec, const SweepManifest &manifest);
 
 /// The sweep; an error only when the device could not be opened for it.
 llvm::Expected<SweepResult> runSweep(const LaunchSpec &spec,

@@ -24,7 +24,8 @@ struct ManifestKernel {
   /// Registers per thread the compiler reported ("registers" on NVVM,
   /// "vgpr_count" on ROCDL); -1 when absent.
   int64_t registers() const;
-  /// Per-thread spill/stack bytes ("frame_bytes" / "private_segment_fixed_size").
+  /// Per-thread spill/stack bytes ("frame_bytes" /
+  /// "private_segment_fixed_size").
   int64_t localBytes() const;
 };
 

@@ -18,12 +18,13 @@ struct HostReference {
   int buffer = -1;            ///< the output buffer it checks; -1: none
   std::vector<int64_t> index; ///< sampled element indices (matmul) ...
   std::vector<double> expected;
-  std::string bytes;          ///< ... or the whole expected buffer (file)
-  size_t entries = 0;         ///< elements checked
+  std::string bytes;  ///< ... or the whole expected buffer (file)
+  size_t entries = 0; ///< elements checked
 };
 
 llvm::Expected<HostReference>
-computeHostReference(const LaunchSpec &spec, const std::vector<std::string> &host);
+computeHostReference(const LaunchSpec &spec,
+                     const std::vector<std::string> &host);
 
 /// Compares buffer `b`'s contents `got` with the reference samples.
 void compareWithHost(const HostReference &ref, const BufferSpec &b,

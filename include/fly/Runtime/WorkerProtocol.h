@@ -16,7 +16,16 @@
 namespace fly::rt {
 
 struct WorkerMessage {
-  enum class Kind { Device, OpenFailed, Current, Outcome, Reference, Restart, Fatal, Done };
+  enum class Kind {
+    Device,
+    OpenFailed,
+    Current,
+    Outcome,
+    Reference,
+    Restart,
+    Fatal,
+    Done
+  };
   Kind kind = Kind::Done;
   DeviceInfo device;                ///< Device
   OpenResult open = OpenResult::Ok; ///< OpenFailed
@@ -46,9 +55,10 @@ private:
 /// Forks a child that runs `body`, calling `onMessage` for every message it
 /// sends. An error says why the child died or was killed after `timeoutS`
 /// seconds of silence.
-llvm::Error runWorker(const std::function<void(Channel &)> &body,
-                      const std::function<void(const WorkerMessage &)> &onMessage,
-                      double timeoutS);
+llvm::Error
+runWorker(const std::function<void(Channel &)> &body,
+          const std::function<void(const WorkerMessage &)> &onMessage,
+          double timeoutS);
 
 } // namespace fly::rt
 
