@@ -5,6 +5,7 @@
 #include "fly/Runtime/RegularFile.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Chrono.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -48,6 +49,26 @@ bool fromJSON(const json::Value &value, BestConfig &c, json::Path path) {
          o.mapOptional("registers", c.registers) &&
          o.mapOptional("out_dir", c.outDir) && o.mapOptional("spec", c.spec) &&
          o.mapOptional("tuned_at", c.tunedAt);
+}
+
+BestConfig BestConfig::forWinner(const SweepResult &r,
+                                 const SweepManifest &manifest,
+                                 const LaunchSpec &spec, std::string key,
+                                 std::string fingerprint) {
+  const VariantOutcome &w = r.variants[r.winner];
+  BestConfig c{std::move(key),     r.kernel,      manifest.target,
+               r.device.name,      w.variant->id, w.variant->hints,
+               w.variant->hintSet, w.stats.median};
+  if (r.baseline >= 0) {
+    c.defaultMedianMs = r.variants[r.baseline].stats.median;
+    c.speedupVsDefault = *c.defaultMedianMs / w.stats.median;
+  }
+  c.registers = w.driver.registers;
+  c.fingerprint = std::move(fingerprint);
+  c.outDir = manifest.dir, c.spec = spec.path;
+  c.tunedAt =
+      formatv("{0:%Y-%m-%dT%H:%M:%SZ}", sys::toUtcTime(std::time(nullptr)));
+  return c;
 }
 
 std::string fingerprint(const SweepManifest &manifest, const LaunchSpec &spec) {

@@ -26,7 +26,7 @@ Expected<std::string> readRegularFile(StringRef path, uint64_t maxBytes) {
     std::error_code ec(errno, std::generic_category());
     return fail(ec, errno == ELOOP ? "it is a symbolic link" : ec.message());
   }
-  auto closer = make_scope_exit([&] { ::close(fd); });
+  scope_exit closer([&] { ::close(fd); });
   struct stat st;
   if (::fstat(fd, &st) != 0)
     return fail(std::error_code(errno, std::generic_category()),

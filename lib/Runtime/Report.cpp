@@ -15,6 +15,40 @@ static std::string hintsLabel(StringRef hints) {
   return hints.empty() ? "(default)" : hints.str();
 }
 
+void printHeader(raw_ostream &os, const DeviceInfo &dev, StringRef backend,
+                 const SweepManifest &manifest, const LaunchSpec &spec,
+                 StringRef kernel) {
+  os << formatv("device {0}: {1} ({2}, {3} backend{4}{5})\n", dev.ordinal,
+                dev.name, dev.arch, backend,
+                dev.runtimeVersion.empty() ? "" : ", ", dev.runtimeVersion)
+     << formatv("variants: {0} of kernel {1} for {2} in {3}\n",
+                manifest.variants.size(), kernel, manifest.target, manifest.dir)
+     << formatv("launch: grid {0}x{1}x{2}, block {3}x{4}x{5}, {6} parameters, "
+                "{7} buffers ({8:F1} MiB)\n",
+                spec.grid.x, spec.grid.y, spec.grid.z, spec.block.x,
+                spec.block.y, spec.block.z, spec.params().size(),
+                spec.buffers.size(), spec.totalBytes() / double(1 << 20));
+  if (!manifest.chip.empty() && !dev.arch.empty() && manifest.chip != dev.arch)
+    errs() << "fly-run: warning: the variants were compiled for "
+           << manifest.chip << ", the device is " << dev.arch << "\n";
+}
+
+void printWinner(raw_ostream &os, const SweepResult &r) {
+  const VariantOutcome &w = r.variants[r.winner];
+  os << formatv("winner: {0} ({1}): {2:F4} ms median", w.variant->id,
+                w.variant->hints.empty() ? "default hints" : w.variant->hints,
+                w.stats.median);
+  if (r.baseline < 0) {
+    os << " (the default hint set did not pass: no speedup)\n";
+    return;
+  }
+  const VariantOutcome &b = r.variants[r.baseline];
+  os << formatv(", {0:F2}x vs the {1} hint set ({2}, {3:F4} ms)\n",
+                b.stats.median / w.stats.median,
+                b.variant->hints.empty() ? "default" : "first", b.variant->id,
+                b.stats.median);
+}
+
 int printReport(raw_ostream &os, const SweepResult &r,
                 const SweepManifest &manifest, const LaunchSpec &spec) {
   bool nvvm = manifest.family == "nvvm";

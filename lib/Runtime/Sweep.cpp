@@ -85,7 +85,7 @@ Expected<SweepResult> runSweep(const LaunchSpec &spec,
     return createStringError(std::error_code(errno, std::generic_category()),
                              "cannot map %llu bytes for the reference outputs",
                              (unsigned long long)sharedBytes);
-  auto unmap = make_scope_exit([&] { munmap(mem, sharedBytes); });
+  scope_exit unmap([&] { munmap(mem, sharedBytes); });
   char *next = static_cast<char *>(mem);
   for (int o : spec.outputs()) {
     in.shared.emplace_back(next, spec.buffers[o].bytes());

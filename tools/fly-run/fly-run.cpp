@@ -25,8 +25,6 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <ctime>
-
 using namespace llvm;
 using namespace fly::rt;
 
@@ -34,44 +32,34 @@ namespace {
 
 constexpr int kExitOk = 0, kExitError = 1, kExitPartial = 2, kExitNoDevice = 77;
 
-cl::OptionCategory category("fly-run options");
+// Only fly-run's options and LLVM's generic ones (--help, --version) are
+// registered: the static support libraries bring no others.
 cl::list<std::string> positional(cl::Positional,
-                                 cl::desc("<out-dir> <launch-spec.json>"),
-                                 cl::cat(category));
-cl::opt<std::string> backendOpt(
-    "backend", cl::init("auto"), cl::cat(category),
-    cl::desc("auto (cuda for nvvm targets, hip for rocdl), cuda or hip"));
-cl::opt<int> device("device", cl::init(0), cl::desc("device ordinal"),
-                    cl::cat(category));
-cl::list<std::string>
-    only("variants", cl::CommaSeparated, cl::cat(category),
-         cl::desc("run only these variants (ids or indices)"));
-cl::opt<int> warmup("warmup", cl::init(-1), cl::cat(category),
-                    cl::desc("warm-up runs per variant (default: the spec's)"));
-cl::opt<int> reps("reps", cl::init(-1), cl::cat(category),
-                  cl::desc("at least this many timed runs per variant"));
-cl::opt<int> maxReps("max-reps", cl::init(-1), cl::cat(category),
-                     cl::desc("at most this many timed runs per variant"));
-cl::opt<double> minTimeMs("min-time-ms", cl::init(-1), cl::cat(category),
+                                 cl::desc("<out-dir> <launch-spec.json>"));
+cl::opt<std::string> backendOpt("backend", cl::init("auto"),
+                                cl::desc("auto (cuda for nvvm, hip for rocdl), "
+                                         "cuda or hip"));
+cl::opt<int> device("device", cl::desc("device ordinal"));
+cl::list<std::string> only("variants", cl::CommaSeparated,
+                           cl::desc("run only these variants (ids, indices)"));
+cl::opt<int> warmup("warmup", cl::init(-1), cl::desc("warm-up runs"));
+cl::opt<int> reps("reps", cl::init(-1), cl::desc("at least N timed runs"));
+cl::opt<int> maxReps("max-reps", cl::init(-1), cl::desc("at most N runs"));
+cl::opt<double> minTimeMs("min-time-ms", cl::init(-1),
                           cl::desc("time each variant at least this long"));
-cl::opt<std::string> bestConfigPath(
-    "best-config", cl::cat(category),
-    cl::desc("where winners are stored (default <out-dir>/best-config.json)"));
-cl::opt<bool> retune("retune", cl::cat(category),
-                     cl::desc("measure even if a stored winner matches"));
-cl::opt<std::string>
-    jsonOut("json", cl::cat(category),
-            cl::desc("write every measurement as JSON to this file"));
-cl::opt<double>
-    variantTimeout("variant-timeout", cl::init(300), cl::cat(category),
-                   cl::desc("kill a worker silent for this many seconds (a "
-                            "hung kernel) and exclude its variant"));
-cl::opt<std::string>
-    injectFault("inject-fault", cl::cat(category),
-                cl::desc("launch this variant out of bounds (testing)"));
-cl::opt<bool> probeOnly("probe", cl::cat(category),
-                        cl::desc("only report whether a device is there"));
-cl::opt<bool> quiet("quiet", cl::cat(category), cl::desc("no progress lines"));
+cl::opt<std::string> bestConfigPath("best-config",
+                                    cl::desc("where winners are stored "
+                                             "(<out-dir>/best-config.json)"));
+cl::opt<bool> retune("retune", cl::desc("measure even if a winner is stored"));
+cl::opt<std::string> jsonOut("json", cl::desc("write the measurements here"));
+cl::opt<double> variantTimeout("variant-timeout", cl::init(300),
+                               cl::desc("seconds before a silent worker (a "
+                                        "hung kernel) is killed"));
+cl::opt<std::string> injectFault("inject-fault",
+                                 cl::desc("launch this variant out of bounds "
+                                          "(testing)"));
+cl::opt<bool> probeOnly("probe", cl::desc("only report the device"));
+cl::opt<bool> quiet("quiet", cl::desc("no progress lines"));
 
 int fail(const Twine &message) {
   errs() << "fly-run: error: " << message << "\n";
@@ -94,42 +82,37 @@ int probe() {
   return kExitOk;
 }
 
-std::string nowUtc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-BestConfig winnerEntry(const SweepResult &r, const SweepManifest &manifest,
-                       const LaunchSpec &spec, std::string key,
-                       std::string print) {
-  const VariantOutcome &w = r.variants[r.winner];
-  BestConfig c{std::move(key),    r.kernel,      manifest.target,
-               r.device.name,     w.variant->id, w.variant->hints,
-               w.variant->hintSet};
-  c.medianMs = w.stats.median;
-  if (r.baseline >= 0) {
-    c.defaultMedianMs = r.variants[r.baseline].stats.median;
-    c.speedupVsDefault = *c.defaultMedianMs / w.stats.median;
+/// Reports a stored winner that still matches; true if it does.
+bool reportStored(const BestConfigStore &store, StringRef key,
+                  StringRef print) {
+  const BestConfig *stored = store.find(key);
+  if (!stored)
+    return false;
+  if (retune || stored->fingerprint != print) {
+    outs() << "best config: "
+           << (retune ? "stored for " + key + "; --retune: measuring again\n"
+                      : "the one stored for " + key +
+                            " is stale (other objects, hints or launch "
+                            "spec): measuring again\n");
+    return false;
   }
-  c.registers = w.driver.registers;
-  c.fingerprint = std::move(print);
-  c.outDir = manifest.dir, c.spec = spec.path, c.tunedAt = nowUtc();
-  return c;
+  outs() << formatv("best config (stored {0} in {1}):\n  {2}: variant {3}, "
+                    "hints {4}, {5:F4} ms median, {6:F2}x vs the default "
+                    "hint set\npass --retune to measure again\n",
+                    stored->tunedAt, store.file(), key, stored->variant,
+                    stored->hints.empty() ? "(default)" : stored->hints,
+                    stored->medianMs, stored->speedupVsDefault.value_or(0));
+  return true;
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
-                              "fly-run: load, check and time every "
-                              "variant of a fly-tune out-dir\n\nexit status: 0 "
-                              "all passed, 2 some variants excluded, 1 error, "
-                              "77 no device (skipped)\n");
+                              "fly-run: load, check and time every variant of "
+                              "a fly-tune out-dir\n\nexit status: 0 all "
+                              "passed, 2 some variants excluded, 1 error, 77 "
+                              "no device (skipped)\n");
   if (backendOpt != "auto" && backendOpt != "cuda" && backendOpt != "hip")
     return fail("--backend must be auto, cuda or hip, got '" + backendOpt +
                 "'");
@@ -179,22 +162,7 @@ int main(int argc, char **argv) {
   }
   if (opened == OpenResult::Error)
     return fail("opening the " + label + " device: " + why);
-  outs() << formatv("device {0}: {1} ({2}, {3} backend{4}{5})\n", dev.ordinal,
-                    dev.name, dev.arch, label,
-                    dev.runtimeVersion.empty() ? "" : ", ", dev.runtimeVersion)
-         << formatv("variants: {0} of kernel {1} for {2} in {3}\n",
-                    manifest->variants.size(), *kernel, manifest->target,
-                    manifest->dir)
-         << formatv(
-                "launch: grid {0}x{1}x{2}, block {3}x{4}x{5}, {6} parameters, "
-                "{7} buffers ({8:F1} MiB)\n",
-                spec->grid.x, spec->grid.y, spec->grid.z, spec->block.x,
-                spec->block.y, spec->block.z, spec->params().size(),
-                spec->buffers.size(), spec->totalBytes() / double(1 << 20));
-  if (!manifest->chip.empty() && !dev.arch.empty() &&
-      manifest->chip != dev.arch)
-    errs() << "fly-run: warning: the variants were compiled for "
-           << manifest->chip << ", the device is " << dev.arch << "\n";
+  printHeader(outs(), dev, label, *manifest, *spec, *kernel);
 
   // A stored winner for this kernel, chip and device?
   std::string key = *kernel + "|" + manifest->target + "|" + dev.name;
@@ -208,23 +176,8 @@ int main(int argc, char **argv) {
            << toString(store.takeError()) << "\n";
     store = BestConfigStore(storePath);
   }
-  if (const BestConfig *stored = store->find(key)) {
-    if (retune)
-      outs() << "best config: stored for " << key
-             << "; --retune: measuring again\n";
-    else if (stored->fingerprint != print)
-      outs() << "best config: the one stored for " << key << " is stale (other "
-             << "objects, hints or launch spec): measuring again\n";
-    else {
-      outs() << formatv("best config (stored {0} in {1}):\n  {2}: variant {3}, "
-                        "hints {4}, {5:F4} ms median, {6:F2}x vs the default "
-                        "hint set\npass --retune to measure again\n",
-                        stored->tunedAt, storePath, key, stored->variant,
-                        stored->hints.empty() ? "(default)" : stored->hints,
-                        stored->medianMs, stored->speedupVsDefault.value_or(0));
-      return kExitOk;
-    }
-  }
+  if (reportStored(*store, key, print))
+    return kExitOk;
 
   SweepOptions options{backendFactory(backend),
                        device,
@@ -239,7 +192,6 @@ int main(int argc, char **argv) {
     options.progress = [](const std::string &line) {
       errs() << "fly-run: " << line << "\n";
     };
-  outs().flush();
   Expected<SweepResult> r = runSweep(*spec, *manifest, *kernel, options);
   if (!r)
     return fail(r.takeError());
@@ -255,22 +207,8 @@ int main(int argc, char **argv) {
       errs() << "fly-run: warning: " << toString(std::move(e)) << "\n";
   if (r->winner < 0)
     return fail("no variant passed: nothing to pick");
-
-  const VariantOutcome &w = r->variants[r->winner];
-  outs() << formatv("winner: {0} ({1}): {2:F4} ms median", w.variant->id,
-                    w.variant->hints.empty() ? "default hints"
-                                             : w.variant->hints,
-                    w.stats.median);
-  if (r->baseline >= 0) {
-    const VariantOutcome &b = r->variants[r->baseline];
-    outs() << formatv(", {0:F2}x vs the {1} hint set ({2}, {3:F4} ms)\n",
-                      b.stats.median / w.stats.median,
-                      b.variant->hints.empty() ? "default" : "first",
-                      b.variant->id, b.stats.median);
-  } else {
-    outs() << " (the default hint set did not pass: no speedup)\n";
-  }
-  store->put(winnerEntry(*r, *manifest, *spec, key, print));
+  printWinner(outs(), *r);
+  store->put(BestConfig::forWinner(*r, *manifest, *spec, key, print));
   if (Error e = store->save())
     errs() << "fly-run: warning: cannot write " << storePath << ": "
            << toString(std::move(e)) << "\n";

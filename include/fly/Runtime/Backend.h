@@ -21,22 +21,16 @@
 
 namespace fly::rt {
 
-/// Success, or what went wrong. `fault` marks errors that poison the device
-/// context (illegal address, launch failure, ...). With CUDA such a "sticky"
-/// error poisons the whole process: no new context helps, the process must
-/// exit. runSweep() therefore only touches the device in worker processes.
+/// Success, or what went wrong. `fault` marks a "sticky" error (illegal
+/// address, launch failure, ...) that poisons the whole process: runSweep()
+/// only touches the device in worker processes. Plain C++, not llvm::Error:
+/// the HIP plugin implements this interface without linking LLVM.
 struct Status {
-  bool ok = true;
-  bool fault = false;
+  bool ok = true, fault = false;
   std::string message;
-
   static Status success() { return {}; }
   static Status error(std::string message, bool fault = false) {
-    Status s;
-    s.ok = false;
-    s.fault = fault;
-    s.message = std::move(message);
-    return s;
+    return {false, fault, std::move(message)};
   }
   explicit operator bool() const { return ok; }
 };

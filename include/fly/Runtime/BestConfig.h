@@ -11,8 +11,7 @@
 #ifndef FLY_RUNTIME_BESTCONFIG_H
 #define FLY_RUNTIME_BESTCONFIG_H
 
-#include "fly/Runtime/LaunchSpec.h"
-#include "fly/Runtime/SweepManifest.h"
+#include "fly/Runtime/Sweep.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -25,6 +24,12 @@ struct BestConfig {
   std::optional<double> defaultMedianMs, speedupVsDefault;
   int registers = -1;
   std::string fingerprint, outDir, spec, tunedAt;
+
+  /// The entry for a sweep's winner (result.winner >= 0), stamped now.
+  static BestConfig forWinner(const SweepResult &result,
+                              const SweepManifest &manifest,
+                              const LaunchSpec &spec, std::string key,
+                              std::string fingerprint);
 };
 llvm::json::Value toJSON(const BestConfig &config);
 bool fromJSON(const llvm::json::Value &value, BestConfig &config,

@@ -1,44 +1,11 @@
 //===- LaunchSpec.h - How to launch one kernel: grid, buffers, args -*- C++
 //-*-===//
 //
-// A launch spec is a JSON file beside a kernel:
-//
-//   {
-//     "kernel": "tile_matmul_grid",            // optional if there is one
-//     "grid": [16, 32], "block": [16, 16],     // 1 to 3 entries each
-//     "shared_bytes": 0,                       // dynamic shared memory
-//     "buffers": {                             // device buffers, by name
-//       "A": {"type": "f32", "size": [4096, 4096], "init": "random", "seed":
-//       1}, "X": {"type": "f16", "size": 1024, "file": "x.bin"}, "C": {"type":
-//       "f32", "size": 16777216, "init": "zeros", "output": true}
-//     },
-//     "args": [                                // kernel parameters, in order
-//       {"kind": "memref", "buffer": "A", "shape": [4096, 4096]},
-//       {"kind": "memref", "buffer": "X", "shape": [32], "strides": [2]},
-//       {"kind": "buffer", "buffer": "C"},       // one pointer
-//       {"kind": "scalar", "type": "i64", "value": 4096}
-//     ],
-//     "reference": {"kind": "matmul", "a": "A", "b": "B", "c": "C",
-//                   "m": 4096, "n": 4096, "k": 4096, "samples": 4096},
-//     "tolerance": {"rtol": 1e-4, "atol": 1e-3},
-//     "timing": {"warmup": 3, "repetitions": 10, "min_time_ms": 200,
-//                "max_repetitions": 200}
-//   }
-//
-// Element and scalar types: i8 i16 i32 i64 f16 bf16 f32 f64. A buffer's
-// "size" counts elements (an array is multiplied out); "init" is zeros,
-// iota, random (uniform in "range", with "seed"), constant:<value>, or file
-// ("file": raw bytes, exactly size x element size, relative to the spec).
-// Every run starts from the initial contents, so in-place kernels time the
-// same work each repetition. "output": true marks the buffers compared
-// between variants (default: every buffer).
-//
-// "memref" expands into MLIR's memref descriptor as the GPU lowering passes
-// it: allocated ptr, aligned ptr, offset, sizes[rank], strides[rank] (3 +
-// 2 x rank parameters of 8 bytes); "strides" defaults to row-major, "offset"
-// to 0. "memref2d" is "memref" of rank 2. The host reference is "matmul"
-// (C = A x B, row-major, checked in double) or "file" (the expected bytes of
-// one output buffer); without one, variants are compared with the first.
+// A launch spec is a JSON file beside a kernel: grid, block, device buffers
+// (type, size, initial contents), the kernel's arguments in order (buffer
+// pointers, memref descriptors of any rank, scalars), an optional host
+// reference, tolerance and timing. README.md ("fly-run") lists the keys;
+// examples/*.launch.json are complete specs.
 //
 //===----------------------------------------------------------------------===//
 

@@ -11,6 +11,14 @@
 
 namespace fly::rt {
 
+/// "device ...", "variants: ..." and "launch: ..." before the sweep.
+void printHeader(llvm::raw_ostream &os, const DeviceInfo &device,
+                 llvm::StringRef backend, const SweepManifest &manifest,
+                 const LaunchSpec &spec, llvm::StringRef kernel);
+
+/// "winner: ..., N.NNx vs the default hint set".
+void printWinner(llvm::raw_ostream &os, const SweepResult &result);
+
 /// The per-variant table and the summary lines; returns how many variants
 /// were excluded (not ok and not skipped).
 int printReport(llvm::raw_ostream &os, const SweepResult &result,
