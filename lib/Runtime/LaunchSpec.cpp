@@ -8,6 +8,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/InterleavedRange.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
@@ -83,7 +84,7 @@ struct Context {
     return false;
   }
   bool knownKeys(const json::Value &value, json::Path path,
-                 std::initializer_list<StringRef> keys) {
+                 ArrayRef<StringRef> keys) {
     const json::Object *object = value.getAsObject();
     if (!object)
       return fail(path, "expected an object");
@@ -283,12 +284,9 @@ bool parseArg(Context &c, const json::Value &value, json::Path path,
   }
   bool memref = kind->starts_with("memref");
   a.kind = memref ? ArgSpec::Kind::Memref : ArgSpec::Kind::Buffer;
-  if (!c.knownKeys(
-          value, path,
-          memref
-              ? std::initializer_list<StringRef>{"kind", "buffer", "shape",
-                                                 "strides", "offset"}
-              : std::initializer_list<StringRef>{"kind", "buffer", "offset"}) ||
+  std::initializer_list<StringRef> keys = {"kind", "buffer", "offset", "shape",
+                                           "strides"};
+  if (!c.knownKeys(value, path, memref ? keys : ArrayRef(keys).take_front(3)) ||
       !c.buffer(o->get("buffer"), path.field("buffer"), a.buffer))
     return false;
   const BufferSpec &b = (*c.buffers)[a.buffer];
@@ -314,20 +312,15 @@ bool parseArg(Context &c, const json::Value &value, json::Path path,
   for (size_t d = 0; d < rank && !overflow; ++d)
     overflow = MulOverflow(a.sizes[d] - 1, a.strides[d], step) ||
                AddOverflow(last, step, last);
+  std::string what;
+  raw_string_ostream(what) << "memref " << interleaved_array(a.sizes)
+                           << " (offset " << a.offset << ", strides "
+                           << interleaved_array(a.strides) << ") reaches ";
   if (overflow || static_cast<uint64_t>(last) >= b.elements)
-    return c.fail(
-        path, "memref [" +
-                  join(map_range(a.sizes,
-                                 [](int64_t s) { return std::to_string(s); }),
-                       ", ") +
-                  "] (offset " + Twine(a.offset) + ", strides [" +
-                  join(map_range(a.strides,
-                                 [](int64_t s) { return std::to_string(s); }),
-                       ", ") +
-                  "]) reaches " +
-                  (overflow ? Twine("past 2^63") : "element " + Twine(last)) +
-                  ", but buffer '" + b.name + "' has only " +
-                  Twine(b.elements));
+    return c.fail(path,
+                  what + (overflow ? "past 2^63" : "element " + Twine(last)) +
+                      ", but buffer '" + b.name + "' has only " +
+                      Twine(b.elements));
   return true;
 }
 
@@ -556,19 +549,6 @@ uint64_t LaunchSpec::totalBytes() const {
   return total;
 }
 
-namespace {
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-};
-} // namespace
-
 Expected<std::vector<std::string>> initializeBuffers(const LaunchSpec &spec) {
   std::vector<std::string> host(spec.buffers.size());
   for (size_t i = 0; i < spec.buffers.size(); ++i) {
@@ -596,14 +576,15 @@ Expected<std::vector<std::string>> initializeBuffers(const LaunchSpec &spec) {
     }
     if (b.init == BufferSpec::Init::Zeros)
       continue;
-    SplitMix64 rng{b.seed * 0x2545F4914F6CDD1Dull + 1};
+    uint64_t state = b.seed * 0x2545F4914F6CDD1Dull + 1;
+    auto unit = [&] { return double(splitMix64(state) >> 11) * 0x1.0p-53; };
     size_t size = elementSize(b.type);
     for (uint64_t e = 0; e < b.elements; ++e) {
       double v = b.init == BufferSpec::Init::Iota       ? static_cast<double>(e)
                  : b.init == BufferSpec::Init::Constant ? b.constant
                  : isFloat(b.type)
-                     ? b.low + (b.high - b.low) * rng.unit()
-                     : std::floor(b.low + (b.high - b.low + 1) * rng.unit());
+                     ? b.low + (b.high - b.low) * unit()
+                     : std::floor(b.low + (b.high - b.low + 1) * unit());
       uint64_t bits = static_cast<uint64_t>(static_cast<int64_t>(v)); // wraps
       if (isFloat(b.type))
         encode(b.type, v, bits);

@@ -114,34 +114,22 @@ Expected<SweepResult> runSweep(const LaunchSpec &spec,
         [&](const WorkerMessage &m) {
           bool known = m.variant >= 0 &&
                        m.variant < static_cast<int>(result.variants.size());
-          switch (m.kind) {
-          case WorkerMessage::Kind::Device:
+          using Kind = WorkerMessage::Kind;
+          if (m.kind == Kind::Device)
             result.device = m.device;
-            break;
-          case WorkerMessage::Kind::OpenFailed:
+          else if (m.kind == Kind::OpenFailed)
             openFailed = m;
-            break;
-          case WorkerMessage::Kind::Current:
+          else if (m.kind == Kind::Current)
             current = m.variant;
-            break;
-          case WorkerMessage::Kind::Outcome:
-            if (known)
-              static_cast<Measurement &>(result.variants[m.variant]) =
-                  m.measurement;
-            break;
-          case WorkerMessage::Kind::Reference:
+          else if (m.kind == Kind::Outcome && known)
+            static_cast<Measurement &>(result.variants[m.variant]) =
+                m.measurement;
+          else if (m.kind == Kind::Reference)
             result.referenceVariant = known ? m.variant : -1;
-            break;
-          case WorkerMessage::Kind::Restart:
-            restart = true;
-            break;
-          case WorkerMessage::Kind::Fatal:
+          restart |= m.kind == Kind::Restart;
+          finished |= m.kind == Kind::Done;
+          if (m.kind == Kind::Fatal)
             result.fatal = m.text;
-            break;
-          case WorkerMessage::Kind::Done:
-            finished = true;
-            break;
-          }
         },
         options.variantTimeoutS);
     if (openFailed) {

@@ -27,17 +27,11 @@ namespace {
 
 /// The spec's buffers on the device: a working copy that kernels see and a
 /// pristine copy each run is restored from (device to device: cheap).
+/// Nothing is freed: the worker process ends after the sweep.
 class DeviceBuffers {
 public:
   DeviceBuffers(Backend &backend, const SweepInputs &in)
       : backend(backend), in(in) {}
-  ~DeviceBuffers() {
-    for (DevicePtr p : work)
-      backend.release(p);
-    for (DevicePtr p : pristine)
-      if (p)
-        backend.release(p);
-  }
 
   Status setUp() {
     for (size_t i = 0; i < in.host.size(); ++i) {
@@ -123,11 +117,6 @@ public:
       : in(in), backend(backend), buffers(backend, in),
         outcomes(std::move(outcomes)), loaded(this->outcomes.size()),
         referenceVariant(referenceVariant), channel(channel) {}
-  ~SweepWorker() {
-    for (Loaded &l : loaded)
-      if (l.module)
-        backend.unloadModule(l.module);
-  }
   void run();
 
 private:

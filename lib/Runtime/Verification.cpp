@@ -118,18 +118,6 @@ Expected<std::string> checkSpecAgainstManifest(const LaunchSpec &spec,
   return kernel;
 }
 
-namespace {
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-};
-} // namespace
-
 Expected<HostReference>
 computeHostReference(const LaunchSpec &spec,
                      const std::vector<std::string> &host) {
@@ -173,12 +161,14 @@ computeHostReference(const LaunchSpec &spec,
     return ref;
   }
   // Deterministic samples; the region's corners always included.
-  SplitMix64 rng{r.seed * 0x9E3779B97F4A7C15ull + 7};
+  uint64_t state = r.seed * 0x9E3779B97F4A7C15ull + 7;
   add(r.rows[0], r.cols[0]);
   add(r.rows[1] - 1, r.cols[1] - 1);
   for (int64_t s = 2; s < r.samples; ++s) {
-    int64_t i = r.rows[0] + static_cast<int64_t>(rng.next() % uint64_t(rows));
-    add(i, r.cols[0] + static_cast<int64_t>(rng.next() % uint64_t(cols)));
+    int64_t i =
+        r.rows[0] + static_cast<int64_t>(splitMix64(state) % uint64_t(rows));
+    add(i,
+        r.cols[0] + static_cast<int64_t>(splitMix64(state) % uint64_t(cols)));
   }
   ref.entries = ref.index.size();
   return ref;

@@ -111,6 +111,14 @@ llvm::Expected<LaunchSpec> parseLaunchSpec(llvm::StringRef text,
                                            llvm::StringRef path);
 llvm::Expected<LaunchSpec> readLaunchSpec(llvm::StringRef path);
 
+/// SplitMix64: the deterministic generator of random buffers and samples.
+inline uint64_t splitMix64(uint64_t &state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
 /// The buffers' initial contents on the host (files read, allocation
 /// failures reported, never thrown).
 llvm::Expected<std::vector<std::string>>
