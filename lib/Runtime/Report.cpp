@@ -2,6 +2,8 @@
 
 #include "fly/Runtime/Report.h"
 
+#include "fly/Runtime/WorkerProtocol.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -128,39 +130,20 @@ json::Value reportToJSON(const SweepResult &r, const SweepManifest &manifest,
   };
   json::Array variants;
   for (const VariantOutcome &v : r.variants) {
-    json::Object out{{"index", v.variant->index},
-                     {"id", v.variant->id},
-                     {"hints", v.variant->hints},
-                     {"hint_set", v.variant->hintSet},
-                     {"state", stateName(v.state)},
-                     {"object", v.objectFile},
-                     {"registers_manifest", v.manifestRegisters},
-                     {"registers_driver", v.driver.registers},
-                     {"registers_match", v.registersMatch()},
-                     {"local_bytes_manifest", v.manifestLocalBytes},
-                     {"local_bytes_driver", v.driver.localBytes},
-                     {"shared_bytes_driver", v.driver.sharedBytes}};
-    if (!v.message.empty())
-      out["message"] = v.message;
-    auto comparison = [](const Comparison &c) {
-      return json::Object{{"checked", static_cast<int64_t>(c.checked)},
-                          {"mismatches", static_cast<int64_t>(c.mismatches)},
-                          {"max_abs_error", c.maxAbsError}};
-    };
-    if (v.againstHost.checked)
-      out["vs_host_reference"] = comparison(v.againstHost);
-    if (v.againstVariant.checked) {
-      json::Object c = comparison(v.againstVariant);
-      c["reference"] = id(r.referenceVariant);
-      out["vs_reference_variant"] = std::move(c);
-    }
+    json::Object out = std::move(*toJSON(Measurement(v)).getAsObject());
+    out["index"] = v.variant->index;
+    out["id"] = v.variant->id;
+    out["hints"] = v.variant->hints;
+    out["hint_set"] = v.variant->hintSet;
+    out["object"] = v.objectFile;
+    out["registers_match"] = v.registersMatch();
+    out["reference_variant"] = id(r.referenceVariant);
     if (v.stats.count) {
       const Stats &s = v.stats;
       out["timing"] = json::Object{{"count", s.count}, {"median_ms", s.median},
                                    {"min_ms", s.min},  {"max_ms", s.max},
                                    {"q1_ms", s.q1},    {"q3_ms", s.q3},
                                    {"mean_ms", s.mean}};
-      out["times_ms"] = v.timesMs;
       if (r.baseline >= 0)
         out["speedup_vs_default"] =
             r.variants[r.baseline].stats.median / s.median;

@@ -46,32 +46,35 @@ bool fromJSON(const json::Value &v, Comparison &c, json::Path p) {
          o.map("first", c.firstMismatch);
 }
 json::Value toJSON(const Measurement &m) {
-  return json::Object{{"state", static_cast<int>(m.state)},
+  return json::Object{{"state", stateName(m.state)},
                       {"message", m.message},
-                      {"regs_md", m.manifestRegisters},
-                      {"local_md", m.manifestLocalBytes},
-                      {"regs", m.driver.registers},
-                      {"local", m.driver.localBytes},
-                      {"shared", m.driver.sharedBytes},
-                      {"max_threads", m.driver.maxThreadsPerBlock},
-                      {"host", m.againstHost},
-                      {"variant", m.againstVariant},
-                      {"times", m.timesMs}};
+                      {"registers_manifest", m.manifestRegisters},
+                      {"local_bytes_manifest", m.manifestLocalBytes},
+                      {"registers_driver", m.driver.registers},
+                      {"local_bytes_driver", m.driver.localBytes},
+                      {"shared_bytes_driver", m.driver.sharedBytes},
+                      {"max_threads_driver", m.driver.maxThreadsPerBlock},
+                      {"vs_host_reference", m.againstHost},
+                      {"vs_reference_variant", m.againstVariant},
+                      {"times_ms", m.timesMs}};
 }
 bool fromJSON(const json::Value &v, Measurement &m, json::Path p) {
   json::ObjectMapper o(v, p);
-  int state = 0;
+  std::string state;
   bool ok = o && o.map("state", state) && o.map("message", m.message) &&
-            o.map("regs_md", m.manifestRegisters) &&
-            o.map("local_md", m.manifestLocalBytes) &&
-            o.map("regs", m.driver.registers) &&
-            o.map("local", m.driver.localBytes) &&
-            o.map("shared", m.driver.sharedBytes) &&
-            o.map("max_threads", m.driver.maxThreadsPerBlock) &&
-            o.map("host", m.againstHost) &&
-            o.map("variant", m.againstVariant) && o.map("times", m.timesMs);
-  m.state = static_cast<VariantState>(state);
-  return ok && state >= 0 && state <= static_cast<int>(VariantState::Wrong);
+            o.map("registers_manifest", m.manifestRegisters) &&
+            o.map("local_bytes_manifest", m.manifestLocalBytes) &&
+            o.map("registers_driver", m.driver.registers) &&
+            o.map("local_bytes_driver", m.driver.localBytes) &&
+            o.map("shared_bytes_driver", m.driver.sharedBytes) &&
+            o.map("max_threads_driver", m.driver.maxThreadsPerBlock) &&
+            o.map("vs_host_reference", m.againstHost) &&
+            o.map("vs_reference_variant", m.againstVariant) &&
+            o.map("times_ms", m.timesMs);
+  for (int s = 0; s <= static_cast<int>(VariantState::Wrong); ++s)
+    if (state == stateName(static_cast<VariantState>(s)))
+      return m.state = static_cast<VariantState>(s), ok;
+  return false;
 }
 
 json::Value toJSON(const WorkerMessage &m) {

@@ -33,6 +33,8 @@ struct WorkerMessage {
   int variant = -1;                 ///< Current, Outcome, Reference
   Measurement measurement;          ///< Outcome
 };
+/// Also the per-variant part of fly-run's --json report.
+llvm::json::Value toJSON(const Measurement &measurement);
 llvm::json::Value toJSON(const WorkerMessage &message);
 bool fromJSON(const llvm::json::Value &value, WorkerMessage &message,
               llvm::json::Path path);
