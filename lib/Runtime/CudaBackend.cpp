@@ -65,13 +65,11 @@ bool isSticky(CUresult r) {
   X(cuCtxSetCurrent, "cuCtxSetCurrent", false, CUcontext)                      \
   X(cuCtxSynchronize, "cuCtxSynchronize", true)                                \
   X(cuModuleLoadData, "cuModuleLoadData", true, CUmodule *, const void *)      \
-  X(cuModuleUnload, "cuModuleUnload", true, CUmodule)                          \
   X(cuModuleGetFunction, "cuModuleGetFunction", true, CUfunction *, CUmodule,  \
     const char *)                                                              \
   X(cuFuncGetAttribute, "cuFuncGetAttribute", true, int *, int, CUfunction)    \
   X(cuFuncSetAttribute, "cuFuncSetAttribute", false, CUfunction, int, int)     \
   X(cuMemAlloc, "cuMemAlloc_v2", true, CUdeviceptr *, size_t)                  \
-  X(cuMemFree, "cuMemFree_v2", true, CUdeviceptr)                              \
   X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", true, CUdeviceptr, const void *, size_t)  \
   X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", true, void *, CUdeviceptr, size_t)        \
   X(cuMemcpyDtoD, "cuMemcpyDtoD_v2", true, CUdeviceptr, CUdeviceptr, size_t)   \
@@ -185,10 +183,6 @@ public:
                  d.cuModuleLoadData(reinterpret_cast<CUmodule *>(&module),
                                     image.c_str()));
   }
-  Status unloadModule(ModuleHandle module) override {
-    return check("cuModuleUnload",
-                 d.cuModuleUnload(static_cast<CUmodule>(module)));
-  }
   Status getFunction(ModuleHandle module, const std::string &name,
                      FunctionHandle &function) override {
     return check(
@@ -219,9 +213,6 @@ public:
     static_assert(sizeof(DevicePtr) == sizeof(CUdeviceptr));
     return check("cuMemAlloc(" + std::to_string(bytes) + " bytes)",
                  d.cuMemAlloc(reinterpret_cast<CUdeviceptr *>(&ptr), bytes));
-  }
-  Status release(DevicePtr ptr) override {
-    return check("cuMemFree", d.cuMemFree(ptr));
   }
   Status copyToDevice(DevicePtr dst, const void *src, size_t bytes) override {
     return check("cuMemcpyHtoD", d.cuMemcpyHtoD(dst, src, bytes));

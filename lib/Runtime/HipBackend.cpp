@@ -71,10 +71,6 @@ public:
                  hipModuleLoadData(reinterpret_cast<hipModule_t *>(&module),
                                    image.data()));
   }
-  Status unloadModule(ModuleHandle module) override {
-    return check("hipModuleUnload",
-                 hipModuleUnload(static_cast<hipModule_t>(module)));
-  }
   Status getFunction(ModuleHandle module, const std::string &name,
                      FunctionHandle &function) override {
     return check(
@@ -102,9 +98,6 @@ public:
   Status allocate(size_t bytes, DevicePtr &ptr) override {
     return check("hipMalloc(" + std::to_string(bytes) + " bytes)",
                  hipMalloc(reinterpret_cast<void **>(&ptr), bytes));
-  }
-  Status release(DevicePtr ptr) override {
-    return check("hipFree", hipFree(reinterpret_cast<void *>(ptr)));
   }
   Status copyToDevice(DevicePtr dst, const void *src, size_t bytes) override {
     return check("hipMemcpyHtoD",

@@ -42,6 +42,13 @@ static const fltSemantics &semantics(ElementType type) {
 
 /// The bits of `value` as `type`, in the low bytes; false if it does not fit.
 static bool encode(ElementType type, double value, uint64_t &bits) {
+  if (type == ElementType::F32 || type == ElementType::F64) { // fast paths
+    float f = static_cast<float>(value);
+    bits = type == ElementType::F64 ? bit_cast<uint64_t>(value)
+                                    : bit_cast<uint32_t>(f);
+    return std::isfinite(f) || !std::isfinite(value) ||
+           type == ElementType::F64;
+  }
   if (isFloat(type)) {
     APFloat f(value);
     bool lost;
@@ -63,6 +70,9 @@ double readElement(ElementType type, const uint8_t *data, size_t i) {
   size_t size = elementSize(type);
   uint64_t bits = 0;
   std::memcpy(&bits, data + i * size, size); // little-endian host
+  if (type == ElementType::F32 || type == ElementType::F64)
+    return type == ElementType::F32 ? bit_cast<float>(uint32_t(bits))
+                                    : bit_cast<double>(bits);
   if (isFloat(type))
     return APFloat(semantics(type), APInt(8 * size, bits)).convertToDouble();
   return static_cast<double>(SignExtend64(bits, 8 * size));

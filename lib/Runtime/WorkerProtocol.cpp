@@ -20,17 +20,14 @@ json::Value toJSON(const DeviceInfo &d) {
   return json::Object{{"ordinal", d.ordinal},
                       {"name", d.name},
                       {"arch", d.arch},
-                      {"memory", static_cast<int64_t>(d.totalMemory)},
+                      {"memory", uint64_t(d.totalMemory)},
                       {"runtime", d.runtimeVersion}};
 }
 bool fromJSON(const json::Value &v, DeviceInfo &d, json::Path p) {
   json::ObjectMapper o(v, p);
-  int64_t memory = 0;
-  bool ok = o && o.map("ordinal", d.ordinal) && o.map("name", d.name) &&
-            o.map("arch", d.arch) && o.map("memory", memory) &&
-            o.map("runtime", d.runtimeVersion);
-  d.totalMemory = static_cast<size_t>(memory);
-  return ok;
+  return o && o.map("ordinal", d.ordinal) && o.map("name", d.name) &&
+         o.map("arch", d.arch) && o.map("memory", d.totalMemory) &&
+         o.map("runtime", d.runtimeVersion);
 }
 json::Value toJSON(const Comparison &c) {
   return json::Object{{"checked", static_cast<int64_t>(c.checked)},

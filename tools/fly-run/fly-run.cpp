@@ -2,18 +2,9 @@
 //
 //   fly-run <out-dir> <launch-spec.json> [options]
 //
-// Loads each variant fly-tune wrote to <out-dir> on a real GPU (CUDA driver
-// API for nvvm targets, HIP for rocdl), cross-checks the driver's register
-// count with the compile-time metadata, checks every variant's outputs
-// against the reference, times the ones that pass and prints a table with
-// the winner. The winner is stored per (kernel, chip, device) in a
-// best-config file and reused on the next run unless --retune.
-//
-// Links LLVM's support libraries statically and CUDA/HIP not at all, so it
-// can be copied to a GPU machine on its own.
-//
-// Exit status: 0 all variants passed; 2 some were excluded (the winner is
-// among the rest); 1 error, or no variant passed; 77 no device (skipped).
+// Loads, checks and times every variant fly-tune wrote to <out-dir> on a GPU
+// and stores the winner (README.md, "fly-run"). Links LLVM's support
+// libraries statically and CUDA/HIP not at all: it can travel on its own.
 //
 //===----------------------------------------------------------------------===//
 

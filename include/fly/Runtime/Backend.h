@@ -43,12 +43,12 @@ enum class OpenResult {
   Error,     ///< a device is there but could not be opened
 };
 
+/// "NVIDIA H200", "sm_90" (or "gfx942"), bytes, "CUDA driver API 13.0".
 struct DeviceInfo {
   int ordinal = 0;
-  std::string name; ///< "NVIDIA H200"
-  std::string arch; ///< "sm_90", "gfx942"
+  std::string name, arch;
   size_t totalMemory = 0;
-  std::string runtimeVersion; ///< "CUDA driver 13.0", "HIP 5.2"
+  std::string runtimeVersion;
 };
 
 struct KernelAttributes {
@@ -81,15 +81,14 @@ public:
   /// fault (see Status::fault): only a new process does.
   virtual Status reset() = 0;
 
+  /// Modules and buffers live until the (worker) process ends.
   virtual Status loadModule(const std::string &image, ModuleHandle &module) = 0;
-  virtual Status unloadModule(ModuleHandle module) = 0;
   virtual Status getFunction(ModuleHandle module, const std::string &name,
                              FunctionHandle &function) = 0;
   virtual Status getAttributes(FunctionHandle function,
                                KernelAttributes &attributes) = 0;
 
   virtual Status allocate(size_t bytes, DevicePtr &ptr) = 0;
-  virtual Status release(DevicePtr ptr) = 0;
   virtual Status copyToDevice(DevicePtr dst, const void *src, size_t bytes) = 0;
   virtual Status copyToHost(void *dst, DevicePtr src, size_t bytes) = 0;
   virtual Status copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes) = 0;

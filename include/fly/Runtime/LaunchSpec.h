@@ -77,15 +77,14 @@ struct ReferenceSpec {
 };
 
 struct Tolerance {
-  double rtol = 1e-5;
-  double atol = 1e-6;
+  double rtol = 1e-5, atol = 1e-6;
 };
 
+/// At least `repetitions` timed runs and `minTimeMs`, at most
+/// `maxRepetitions` runs, after `warmup` runs.
 struct TimingSpec {
-  int warmup = 3;
-  int repetitions = 10;     ///< at least this many timed runs
-  double minTimeMs = 200;   ///< ... and at least this much timed kernel time
-  int maxRepetitions = 200; ///< ... but never more than this many
+  int warmup = 3, repetitions = 10, maxRepetitions = 200;
+  double minTimeMs = 200;
 };
 
 struct LaunchSpec {
