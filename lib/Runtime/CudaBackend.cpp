@@ -193,19 +193,18 @@ public:
   Status getAttributes(FunctionHandle function,
                        KernelAttributes &attributes) override {
     auto f = static_cast<CUfunction>(function);
-    int regs = 0, local = 0, shared = 0, threads = 0;
-    if (CUresult r = d.cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f))
-      return fail("cuFuncGetAttribute(NUM_REGS)", r);
-    if (CUresult r =
-            d.cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f))
-      return fail("cuFuncGetAttribute(LOCAL_SIZE_BYTES)", r);
-    if (CUresult r = d.cuFuncGetAttribute(
-            &shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f))
-      return fail("cuFuncGetAttribute(SHARED_SIZE_BYTES)", r);
-    attributes = {regs, local, shared, -1};
-    if (!d.cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                              f))
-      attributes.maxThreadsPerBlock = threads;
+    int values[4] = {0, 0, 0, -1};
+    const std::pair<int, const char *> queries[] = {
+        {CU_FUNC_ATTRIBUTE_NUM_REGS, "NUM_REGS"},
+        {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "LOCAL_SIZE_BYTES"},
+        {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "SHARED_SIZE_BYTES"},
+        {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, nullptr}}; // optional
+    for (int q = 0; q < 4; ++q)
+      if (CUresult r = d.cuFuncGetAttribute(&values[q], queries[q].first, f);
+          r && queries[q].second)
+        return fail(
+            std::string("cuFuncGetAttribute(") + queries[q].second + ")", r);
+    attributes = {values[0], values[1], values[2], values[3]};
     return {};
   }
 

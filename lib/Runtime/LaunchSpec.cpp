@@ -166,17 +166,12 @@ struct Context {
 
 bool fromJSON(const json::Value &value, Dim3 &out, json::Path path,
               Context &c) {
-  std::vector<int64_t> dims;
-  if (value.getAsInteger()) {
-    dims.push_back(*value.getAsInteger());
-  } else if (!c.integers(&value, path, 0, 1, dims) || dims.empty() ||
-             dims.size() > 3) {
-    return c.fail(path, "expected 1 to 3 positive integers");
-  }
-  for (size_t i = 0; i < dims.size(); ++i)
-    if (dims[i] < 1 || dims[i] > UINT32_MAX)
-      return c.fail(dims.size() > 1 ? path.index(i) : path,
-                    "expected an integer in [1, 4294967295]");
+  std::vector<int64_t> dims(1, value.getAsInteger().value_or(0));
+  if (!value.getAsInteger() && !c.integers(&value, path, 0, 1, dims))
+    return false;
+  if (dims.empty() || dims.size() > 3 || dims[0] < 1 ||
+      any_of(dims, [](int64_t d) { return d > UINT32_MAX; }))
+    return c.fail(path, "expected 1 to 3 integers in [1, 4294967295]");
   dims.resize(3, 1);
   out = {unsigned(dims[0]), unsigned(dims[1]), unsigned(dims[2])};
   return true;
@@ -192,12 +187,10 @@ bool parseBuffer(Context &c, StringRef name, const json::Value &value,
   if (o.get("type") && !c.type(o.get("type"), path.field("type"), b.type))
     return false;
   const json::Value *size = o.get("size");
-  if (!size)
-    return c.fail(path, "missing \"size\" (elements, or an array of dims)");
-  std::vector<int64_t> dims;
-  if (size->getAsInteger())
-    dims.push_back(*size->getAsInteger());
-  else if (!c.integers(size, path.field("size"), 0, 1, dims) || dims.empty())
+  std::vector<int64_t> dims(1, size ? size->getAsInteger().value_or(0) : 0);
+  if (!size ||
+      (!size->getAsInteger() &&
+       (!c.integers(size, path.field("size"), 0, 1, dims) || dims.empty())))
     return c.fail(path.field("size"), "expected elements, or an array of dims");
   uint64_t elements = 1;
   bool overflow = false;
@@ -211,12 +204,10 @@ bool parseBuffer(Context &c, StringRef name, const json::Value &value,
   b.elements = elements;
   b.low = isFloat(b.type) ? -1 : 0;
   b.high = isFloat(b.type) ? 1 : 100;
+  json::ObjectMapper map(value, path);
   std::string init = o.get("file") ? "file" : "zeros";
-  if (const json::Value *i = o.get("init")) {
-    if (!i->getAsString())
-      return c.fail(path.field("init"), "expected a string");
-    init = i->getAsString()->str();
-  }
+  if (!map.mapOptional("init", init))
+    return c.fail(path.field("init"), "expected a string");
   StringRef rest = init;
   bool constant = rest.consume_front("constant:");
   b.init = StringSwitch<BufferSpec::Init>(init)
@@ -237,16 +228,11 @@ bool parseBuffer(Context &c, StringRef name, const json::Value &value,
                                  "constant:<value>)");
   if ((b.init == BufferSpec::Init::File) != (o.get("file") != nullptr))
     return c.fail(path, "\"init\": \"file\" and \"file\" go together");
-  if (const json::Value *f = o.get("file")) {
-    if (!f->getAsString())
-      return c.fail(path.field("file"), "expected a string");
-    b.file = c.resolve(*f->getAsString());
-  }
-  int64_t seed = 0;
-  if (o.get("seed") &&
-      !c.integer(o.get("seed"), path.field("seed"), seed, 0, INT64_MAX))
-    return false;
-  b.seed = static_cast<uint64_t>(seed);
+  if (!map.mapOptional("file", b.file))
+    return c.fail(path.field("file"), "expected a string");
+  b.file = b.file.empty() ? "" : c.resolve(b.file);
+  if (!map.mapOptional("seed", b.seed))
+    return c.fail(path.field("seed"), "expected an integer >= 0");
   if (const json::Value *r = o.get("range")) {
     const json::Array *a = r->getAsArray();
     std::optional<double> lo, hi;
@@ -259,11 +245,8 @@ bool parseBuffer(Context &c, StringRef name, const json::Value &value,
                         elementTypeName(b.type));
     b.low = *lo, b.high = *hi;
   }
-  std::optional<bool> output = o.getBoolean("output");
-  if (o.get("output") && !output)
-    return c.fail(path.field("output"), "expected true or false");
-  b.output = output.value_or(false);
-  return true;
+  return map.mapOptional("output", b.output) ||
+         c.fail(path.field("output"), "expected true or false");
 }
 
 bool parseArg(Context &c, const json::Value &value, json::Path path,
@@ -390,13 +373,12 @@ bool parseReference(Context &c, const json::Value &value, json::Path path,
                         "inside m x n");
   r.rows[0] = rows[0], r.rows[1] = rows[1], r.cols[0] = cols[0],
   r.cols[1] = cols[1];
-  int64_t seed = static_cast<int64_t>(r.seed);
-  return (!o->get("samples") ||
-          c.integer(o->get("samples"), path.field("samples"), r.samples, 0,
-                    1 << 30)) &&
-         (!o->get("seed") ||
-          (c.integer(o->get("seed"), path.field("seed"), seed, 0, INT64_MAX) &&
-           (r.seed = static_cast<uint64_t>(seed), true)));
+  json::ObjectMapper map(value, path);
+  if (!map.mapOptional("seed", r.seed))
+    return c.fail(path.field("seed"), "expected an integer >= 0");
+  return !o->get("samples") ||
+         c.integer(o->get("samples"), path.field("samples"), r.samples, 0,
+                   1 << 30);
 }
 
 bool parseSpec(Context &c, const json::Value &root, json::Path path,

@@ -156,20 +156,14 @@ Expected<SweepResult> runSweep(const LaunchSpec &spec,
     say(out.variant->id + ": FAULT: " + why + "; continuing in a fresh worker");
   }
 
-  for (VariantOutcome &out : result.variants) {
-    if (out.state == VariantState::Pending) {
-      out.state = VariantState::Skipped;
-      out.message = "not run";
-    }
+  for (size_t i = 0; i < result.variants.size(); ++i) {
+    VariantOutcome &out = result.variants[i];
+    if (out.state == VariantState::Pending)
+      out.state = VariantState::Skipped, out.message = "not run";
     out.stats = computeStats(out.timesMs);
     if (out.state == VariantState::Ok && out.timesMs.empty() &&
-        result.fatal.empty()) {
-      out.state = VariantState::Faulted;
-      out.message = "no timing";
-    }
-  }
-  for (size_t i = 0; i < result.variants.size(); ++i) {
-    const VariantOutcome &out = result.variants[i];
+        result.fatal.empty())
+      out.state = VariantState::Faulted, out.message = "no timing";
     if (out.state == VariantState::Ok && !out.timesMs.empty() &&
         (result.winner < 0 ||
          out.stats.median < result.variants[result.winner].stats.median))

@@ -61,14 +61,6 @@ bool fromJSON(const json::Value &value, ManifestKernel &k, json::Path path) {
   return map && map.map("name", k.name);
 }
 
-/// A manifest as written, before its names are checked and resolved.
-struct RawVariant {
-  RawVariant() { variant.index = -1; }
-  ManifestVariant variant;
-  std::string status;
-  std::vector<std::string> files;
-};
-
 bool fromJSON(const json::Value &value, ManifestObject &o, json::Path path) {
   json::ObjectMapper map(value, path);
   int64_t size = -1;
@@ -79,28 +71,29 @@ bool fromJSON(const json::Value &value, ManifestObject &o, json::Path path) {
           true);
 }
 
-bool fromJSON(const json::Value &value, RawVariant &raw, json::Path path) {
+bool fromJSON(const json::Value &value, ManifestVariant &v, json::Path path) {
   json::ObjectMapper map(value, path);
-  ManifestVariant &v = raw.variant;
+  std::string status;
+  v.index = -1;
   if (!map || !map.map("id", v.id) || !map.mapOptional("index", v.index) ||
       !map.mapOptional("hints", v.hints) ||
-      !map.mapOptional("status", raw.status) ||
+      !map.mapOptional("status", status) ||
       !map.mapOptional("error", v.error) ||
       !map.mapOptional("object_hash", v.objectHash) ||
       !map.mapOptional("duplicate_of", v.duplicateOf) ||
-      !map.mapOptional("files", raw.files) ||
+      !map.mapOptional("files", v.files) ||
       !map.mapOptional("objects", v.objects))
     return false;
   if (const json::Value *h = value.getAsObject()->get("hint_set"))
     v.hintSet = *h;
-  v.ok = raw.status == "ok";
+  v.ok = status == "ok";
   // Names are joined to the out-dir: nothing may point outside it.
   if (!isPlainFileName(v.id)) {
     path.field("id").report("not a plain file name (no '/', '.' or '..')");
     return false;
   }
-  for (size_t i = 0; i < raw.files.size(); ++i)
-    if (!isPlainFileName(raw.files[i])) {
+  for (size_t i = 0; i < v.files.size(); ++i)
+    if (!isPlainFileName(v.files[i])) {
       path.field("files").index(i).report(
           "not a plain file name (no '/', '.' or '..')");
       return false;
@@ -115,28 +108,28 @@ Expected<SweepManifest> parseSweepManifest(StringRef text, StringRef dir) {
     return createStringError(where + ":" + toString(root.takeError()));
   SweepManifest m;
   m.dir = dir.str();
-  std::vector<RawVariant> raw;
+
   json::Path::Root top("manifest");
   json::ObjectMapper map(*root, top);
-  if (!map || !map.map("variants", raw) || !map.mapOptional("target", m.target))
+  if (!map || !map.map("variants", m.variants) ||
+      !map.mapOptional("target", m.target))
     return createStringError(where + ": " + toString(top.getError()) +
                              " (not a fly-tune manifest?)");
-  if (raw.empty())
+  if (m.variants.empty())
     return createStringError(where + ": the manifest lists no variants");
   std::tie(m.family, m.chip) = StringRef(m.target).split(':');
-  for (size_t i = 0; i < raw.size(); ++i) {
-    ManifestVariant &v = raw[i].variant;
+  for (size_t i = 0; i < m.variants.size(); ++i) {
+    ManifestVariant &v = m.variants[i];
     if (v.index < 0)
       v.index = static_cast<int>(i);
     for (ManifestObject &object : v.objects) {
       // The writer names objects "<id>.<gpu_module><extension>".
       std::string prefix = v.id + "." + object.gpuModule + ".";
-      for (StringRef file : raw[i].files)
+      for (StringRef file : v.files)
         if (file.starts_with(prefix) && file.size() > prefix.size() &&
             file.find('.', prefix.size()) == StringRef::npos)
           object.file = (dir + "/" + file).str();
     }
-    m.variants.push_back(std::move(v));
   }
   return m;
 }

@@ -2,6 +2,8 @@
 
 #include "fly/Runtime/SweepWorker.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -233,22 +235,23 @@ void SweepWorker::check(size_t i) {
 
   std::vector<int> outputs = in.spec.outputs();
   std::vector<std::string> got(outputs.size());
-  for (size_t o = 0; o < outputs.size(); ++o)
+  const Tolerance &tol = in.spec.tolerance;
+  for (size_t o = 0; o < outputs.size(); ++o) {
     if (Status s = buffers.read(outputs[o], got[o]); !s)
       return fail(i, VariantState::Faulted, s, "reading outputs: ");
-  const Tolerance &tol = in.spec.tolerance;
-  for (size_t o = 0; o < outputs.size(); ++o)
     if (outputs[o] == in.hostRef.buffer)
       compareWithHost(in.hostRef, in.spec.buffers[outputs[o]], got[o], tol,
                       out.againstHost);
+  }
+  auto wrong = [&](const Comparison &c, const Twine &what) {
+    done(i, VariantState::Wrong,
+         formatv("{0} of {1} {2}; first: {3}", c.mismatches, c.checked,
+                 what.str(), c.firstMismatch));
+  };
   if (out.againstHost.mismatches)
-    return done(
-        i, VariantState::Wrong,
-        std::to_string(out.againstHost.mismatches) + " of " +
-            std::to_string(out.againstHost.checked) +
-            (in.hostRef.bytes.empty() ? " sampled entries" : " entries") +
-            " differ from the host reference; first: " +
-            out.againstHost.firstMismatch);
+    return wrong(out.againstHost,
+                 (in.hostRef.bytes.empty() ? "sampled " : "") +
+                     Twine("entries differ from the host reference"));
   bool first = referenceVariant < 0;
   for (size_t o = 0; o < outputs.size(); ++o) {
     MutableArrayRef<char> shared = in.shared[o];
@@ -261,19 +264,13 @@ void SweepWorker::check(size_t i) {
   }
   const std::string &refId = outcomes[first ? i : referenceVariant].variant->id;
   if (out.againstVariant.mismatches)
-    return done(i, VariantState::Wrong,
-                std::to_string(out.againstVariant.mismatches) + " of " +
-                    std::to_string(out.againstVariant.checked) +
-                    " output elements differ from " + refId +
-                    "; first: " + out.againstVariant.firstMismatch);
+    return wrong(out.againstVariant, "output elements differ from " + refId);
   if (first) {
     referenceVariant = static_cast<int>(i);
     channel.send(WorkerMessage::Kind::Reference, referenceVariant);
   }
   std::string line =
-      v.id + ": loaded, " +
-      (out.driver.registers >= 0 ? std::to_string(out.driver.registers) : "?") +
-      " registers";
+      formatv("{0}: loaded, {1} registers", v.id, out.driver.registers);
   if (out.manifestRegisters >= 0)
     line += out.registersMatch()
                 ? " (= manifest)"

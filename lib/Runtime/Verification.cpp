@@ -7,6 +7,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/InterleavedRange.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -35,10 +36,7 @@ Stats computeStats(std::vector<double> s) {
   };
   st.min = s.front(), st.max = s.back();
   st.median = quantile(0.5), st.q1 = quantile(0.25), st.q3 = quantile(0.75);
-  double sum = 0;
-  for (double v : s)
-    sum += v;
-  st.mean = sum / static_cast<double>(s.size());
+  st.mean = sum_of(s) / static_cast<double>(s.size());
   return st;
 }
 
@@ -85,28 +83,21 @@ Expected<std::string> checkSpecAgainstManifest(const LaunchSpec &spec,
     for (const CubinKernel &k : *kernels) {
       if (k.name != kernel || k.params.empty())
         continue;
-      std::vector<ParamSlot> slots = spec.params();
-      if (equal(slots, k.params, [](const ParamSlot &s, const CubinParam &p) {
-            return unsigned(s.size) == p.size;
-          }))
-        return kernel;
-      auto describe = [](const std::vector<unsigned> &sizes) {
-        unsigned bytes = 0;
-        std::vector<std::string> parts;
-        for (unsigned size : sizes) {
-          bytes += size;
-          if (parts.size() <= 12)
-            parts.push_back(parts.size() < 12 ? std::to_string(size) : "...");
-        }
-        return std::to_string(sizes.size()) + " parameters (" +
-               std::to_string(bytes) + " bytes; sizes " + join(parts, ", ") +
-               ")";
-      };
       std::vector<unsigned> got, want;
-      for (const ParamSlot &s : slots)
+      for (const ParamSlot &s : spec.params())
         got.push_back(s.size);
       for (const CubinParam &p : k.params)
         want.push_back(p.size);
+      if (got == want)
+        return kernel;
+      auto describe = [](ArrayRef<unsigned> sizes) {
+        std::string out;
+        raw_string_ostream(out)
+            << sizes.size() << " parameters (" << sum_of(sizes)
+            << " bytes; sizes " << interleaved(sizes.take_front(12))
+            << (sizes.size() > 12 ? ", ...)" : ")");
+        return out;
+      };
       return createStringError(
           spec.path + ": the args expand to " + describe(got) + ", but '" +
           kernel + "' in " + object->file + " takes " + describe(want) +

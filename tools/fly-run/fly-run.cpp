@@ -28,27 +28,20 @@ constexpr int kExitOk = 0, kExitError = 1, kExitPartial = 2, kExitNoDevice = 77;
 cl::list<std::string> positional(cl::Positional,
                                  cl::desc("<out-dir> <launch-spec.json>"));
 cl::opt<std::string> backendOpt("backend", cl::init("auto"),
-                                cl::desc("auto (cuda for nvvm, hip for rocdl), "
-                                         "cuda or hip"));
+                                cl::desc("auto, cuda or hip"));
 cl::opt<int> device("device", cl::desc("device ordinal"));
 cl::list<std::string> only("variants", cl::CommaSeparated,
                            cl::desc("run only these variants (ids, indices)"));
 cl::opt<int> warmup("warmup", cl::init(-1), cl::desc("warm-up runs"));
 cl::opt<int> reps("reps", cl::init(-1), cl::desc("at least N timed runs"));
 cl::opt<int> maxReps("max-reps", cl::init(-1), cl::desc("at most N runs"));
-cl::opt<double> minTimeMs("min-time-ms", cl::init(-1),
-                          cl::desc("time each variant at least this long"));
-cl::opt<std::string> bestConfigPath("best-config",
-                                    cl::desc("where winners are stored "
-                                             "(<out-dir>/best-config.json)"));
+cl::opt<double> minTimeMs("min-time-ms", cl::init(-1), cl::desc("at least"));
+cl::opt<std::string> bestConfigPath("best-config", cl::desc("winners' file"));
 cl::opt<bool> retune("retune", cl::desc("measure even if a winner is stored"));
 cl::opt<std::string> jsonOut("json", cl::desc("write the measurements here"));
 cl::opt<double> variantTimeout("variant-timeout", cl::init(300),
-                               cl::desc("seconds before a silent worker (a "
-                                        "hung kernel) is killed"));
-cl::opt<std::string> injectFault("inject-fault",
-                                 cl::desc("launch this variant out of bounds "
-                                          "(testing)"));
+                               cl::desc("seconds until a hung worker dies"));
+cl::opt<std::string> injectFault("inject-fault", cl::desc("(testing)"));
 cl::opt<bool> probeOnly("probe", cl::desc("only report the device"));
 cl::opt<bool> quiet("quiet", cl::desc("no progress lines"));
 

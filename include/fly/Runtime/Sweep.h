@@ -1,17 +1,12 @@
 //===- Sweep.h - Load, check and time every variant of a sweep --*- C++ -*-===//
 //
-// For each variant of a fly-tune out-dir: load its object, read the
-// driver-reported kernel attributes, run it once from the spec's initial
-// buffers and compare the outputs with a reference (the spec's host
-// reference if it names one, and the first variant that passes), then time
-// every passing variant. A variant that fails to load, faults or differs is
-// reported and excluded; the sweep goes on.
-//
-// The device is only ever touched in worker processes (fork): a kernel
-// fault (illegal address, ...) poisons CUDA for the whole process, so after
-// one the worker reports it and exits, and a fresh worker carries on with
-// the remaining variants. A worker that dies or stops making progress (a
-// hung kernel) is killed and the variant it was running is excluded.
+// Per variant: load its object, read the driver's kernel attributes, run it
+// once from the spec's initial buffers, compare the outputs with the host
+// reference and the first passing variant, then time the passing ones. A
+// variant that fails to load, faults or differs is excluded; the sweep goes
+// on. Only worker processes touch the device: a fault poisons CUDA for the
+// whole process, so a fresh worker carries on; a worker that dies or hangs
+// is killed and its variant excluded.
 //
 //===----------------------------------------------------------------------===//
 

@@ -47,6 +47,7 @@ struct ManifestVariant {
   std::optional<int> duplicateOf;
   std::string objectHash; ///< fly-tune's hash of the variant's objects
   std::vector<ManifestObject> objects;
+  std::vector<std::string> files; ///< plain names inside the out-dir
 
   /// The object holding `kernel` and its metadata, or null.
   const ManifestObject *findKernel(llvm::StringRef kernel,
