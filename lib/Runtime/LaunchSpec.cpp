@@ -264,15 +264,12 @@ bool parseArg(Context &c, const json::Value &value, json::Path path,
       return false;
     std::optional<double> v = o->getNumber("value");
     uint64_t bits;
-    if (!isFloat(a.scalarType) && o->getInteger("value") &&
-        a.scalarType == ElementType::I64) {
-      a.intValue = *o->getInteger("value");
-      return true;
-    }
+    if (a.scalarType == ElementType::I64 && o->getInteger("value"))
+      return a.intValue = *o->getInteger("value"), true; // exact
     if (!v || !encode(a.scalarType, *v, bits))
       return c.fail(path.field("value"),
                     "expected a " + elementTypeName(a.scalarType) + " value");
-    a.intValue = static_cast<int64_t>(bits), a.floatValue = *v;
+    a.intValue = static_cast<int64_t>(bits);
     return true;
   }
   bool memref = kind->starts_with("memref");
@@ -502,26 +499,14 @@ Expected<LaunchSpec> readLaunchSpec(StringRef path) {
   return parseLaunchSpec(*text, path);
 }
 
-std::vector<ParamSlot> LaunchSpec::params() const {
-  std::vector<ParamSlot> out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const ArgSpec &a = args[i];
-    std::string name = a.buffer >= 0 ? buffers[a.buffer].name : "";
-    if (a.kind == ArgSpec::Kind::Buffer) {
-      out.push_back({8, name + " (ptr)"});
-    } else if (a.kind == ArgSpec::Kind::Scalar) {
-      out.push_back({static_cast<int>(elementSize(a.scalarType)),
-                     "args[" + std::to_string(i) + "] (" +
-                         elementTypeName(a.scalarType).str() + ")"});
-    } else {
-      for (const char *part : {".allocated", ".aligned", ".offset"})
-        out.push_back({8, name + part});
-      for (const char *part : {".size", ".stride"})
-        for (size_t d = 0; d < a.sizes.size(); ++d)
-          out.push_back({8, name + part + std::to_string(d)});
-    }
-  }
-  return out;
+std::vector<unsigned> LaunchSpec::params() const {
+  std::vector<unsigned> sizes;
+  for (const ArgSpec &a : args)
+    sizes.resize(
+        sizes.size() +
+            (a.kind != ArgSpec::Kind::Memref ? 1 : 3 + 2 * a.sizes.size()),
+        a.kind == ArgSpec::Kind::Scalar ? elementSize(a.scalarType) : 8);
+  return sizes;
 }
 
 std::vector<int> LaunchSpec::outputs() const {

@@ -304,13 +304,12 @@ void SweepWorker::time() {
       continue;
     outcomes[i].timesMs.clear();
     // Variants checked by an earlier worker are loaded here.
-    if (Status s = load(i); !s) {
+    if (Status s = load(i); !s)
       fail(i, VariantState::LoadFailed, s);
-      if (poisoned)
-        return;
-      continue;
-    }
-    active.push_back(i);
+    else
+      active.push_back(i);
+    if (poisoned)
+      return;
   }
   auto timing = [&](size_t i, float &ms) {
     channel.send(WorkerMessage::Kind::Current, static_cast<int>(i));
@@ -335,21 +334,16 @@ void SweepWorker::time() {
   say("timing " + std::to_string(active.size()) +
       " variants, round-robin (each run starts from the initial buffers)");
   // Round-robin, so that clock and thermal drift spread over all variants.
-  for (int round = 0;; ++round) {
-    bool any = false;
+  for (int round = 0; round < maxReps; ++round)
     for (size_t i : active) {
+      float ms = 0;
       if (outcomes[i].state != VariantState::Ok || round >= target[i])
         continue;
-      any = true;
-      float ms = 0;
       if (timing(i, ms))
         outcomes[i].timesMs.push_back(ms);
       if (poisoned)
         return;
     }
-    if (!any)
-      break;
-  }
   for (size_t i : active)
     if (outcomes[i].state == VariantState::Ok)
       report(i);

@@ -83,9 +83,7 @@ Expected<std::string> checkSpecAgainstManifest(const LaunchSpec &spec,
     for (const CubinKernel &k : *kernels) {
       if (k.name != kernel || k.params.empty())
         continue;
-      std::vector<unsigned> got, want;
-      for (const ParamSlot &s : spec.params())
-        got.push_back(s.size);
+      std::vector<unsigned> got = spec.params(), want;
       for (const CubinParam &p : k.params)
         want.push_back(p.size);
       if (got == want)

@@ -99,16 +99,10 @@ bool fromJSON(const json::Value &v, WorkerMessage &m, json::Path p) {
 }
 
 void Channel::send(const WorkerMessage &message) {
-  std::string line;
-  raw_string_ostream(line) << toJSON(message) << '\n';
-  for (size_t done = 0; done < line.size();) {
-    ssize_t n = ::write(fd, line.data() + done, line.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return; // the supervisor is gone; nothing to do
-    done += static_cast<size_t>(n);
-  }
+  raw_fd_ostream os(fd, /*shouldClose=*/false);
+  os << toJSON(message) << '\n';
+  os.flush();
+  os.clear_error(); // the supervisor is gone: nothing to do
 }
 
 Error runWorker(const std::function<void(Channel &)> &body,

@@ -1,12 +1,9 @@
 //===- Backend.h - Load, launch and time GPU kernels ------------*- C++ -*-===//
 //
 // One interface, two backends: CUDA (the driver API, dlopen'ed from
-// libcuda.so.1 at run time, so nothing links against CUDA) and HIP (a plugin,
-// libFlyRuntimeHip.so, that links libamdhip64 and is itself dlopen'ed, so
-// fly-run starts on machines without ROCm). Neither links MLIR or LLVM.
-//
-// Header-only on purpose: the HIP plugin implements this interface without
-// linking the runtime library.
+// libcuda.so.1) and HIP (the plugin libFlyRuntimeHip.so, itself dlopen'ed),
+// so fly-run starts on machines without either. Plain C++, header-only: the
+// plugin implements it without linking LLVM or the runtime library.
 //
 //===----------------------------------------------------------------------===//
 

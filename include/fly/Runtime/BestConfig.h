@@ -1,5 +1,4 @@
-//===- BestConfig.h - Stored winners, per kernel, chip and device -*- C++
-//-*-===//
+//===- BestConfig.h - Stored winners per kernel, chip, device ---*- C++ -*-===//
 //
 // best-config.json holds one entry per key "<kernel>|<target>|<device>"; an
 // entry is reused while its fingerprint (the spec and every variant's id,

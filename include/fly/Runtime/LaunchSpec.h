@@ -1,5 +1,4 @@
-//===- LaunchSpec.h - How to launch one kernel: grid, buffers, args -*- C++
-//-*-===//
+//===- LaunchSpec.h - How to launch one kernel ------------------*- C++ -*-===//
 //
 // A launch spec is a JSON file beside a kernel: grid, block, device buffers
 // (type, size, initial contents), the kernel's arguments in order (buffer
@@ -55,14 +54,7 @@ struct ArgSpec {
   int64_t offset = 0; ///< elements
   std::vector<int64_t> sizes, strides;
   ElementType scalarType = ElementType::I64;
-  int64_t intValue = 0;
-  double floatValue = 0;
-};
-
-/// One kernel parameter after expansion.
-struct ParamSlot {
-  int size = 8;     ///< bytes
-  std::string what; ///< "A.aligned", "args[3] (i64)", ...
+  int64_t intValue = 0; ///< a scalar's bits in its type
 };
 
 struct ReferenceSpec {
@@ -99,7 +91,8 @@ struct LaunchSpec {
   Tolerance tolerance;
   TimingSpec timing;
 
-  std::vector<ParamSlot> params() const;
+  /// The kernel parameters' sizes in bytes, after expansion.
+  std::vector<unsigned> params() const;
   /// The buffers compared between variants.
   std::vector<int> outputs() const;
   uint64_t totalBytes() const;

@@ -1,10 +1,8 @@
 //===- RegularFile.h - Bounded reads of regular files -----------*- C++ -*-===//
 //
-// Everything fly-run reads (manifest, objects, spec, data files, the
-// best-config store) comes through here: only a regular file, not through a
-// final symlink, opened without blocking (a FIFO cannot hang it) and never
-// more than `maxBytes` (/dev/zero or a huge sparse file cannot exhaust
-// memory).
+// Everything fly-run reads comes through here: a regular file only, not
+// through a final symlink, opened without blocking (no FIFO hangs it), at
+// most `maxBytes` (neither /dev/zero nor a sparse giant exhausts memory).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,5 +1,4 @@
-//===- Report.h - The table, the summary and the JSON of a sweep -*- C++
-//-*-===//
+//===- Report.h - Table, summary and JSON of a sweep ------------*- C++ -*-===//
 
 #ifndef FLY_RUNTIME_REPORT_H
 #define FLY_RUNTIME_REPORT_H

@@ -1,8 +1,7 @@
 //===- SweepManifest.h - Read fly-tune's manifest.json ----------*- C++ -*-===//
 //
-// The reading side of lib/Replay/Manifest.cpp: the variants, their object
-// files and the compile-time kernel metadata. Every id and file name must be
-// a plain name inside the out-dir; objects are read as regular files of the
+// The reading side of lib/Replay/Manifest.cpp. Ids and file names must be
+// plain names inside the out-dir; objects are read as regular files of the
 // size the manifest records.
 //
 //===----------------------------------------------------------------------===//

@@ -1,8 +1,7 @@
 //===- SweepWorker.h - The process that owns the device ---------*- C++ -*-===//
 //
-// Runs in a forked child: opens the device, checks every pending variant,
-// times the ones that pass and reports each step over the Channel. After a
-// sticky fault it asks the supervisor for a fresh worker and returns.
+// A forked child: checks every pending variant, times the passing ones and
+// reports each step; after a sticky fault it asks for a fresh worker.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,8 +1,8 @@
 //===- Verification.h - Check a variant's outputs ---------------*- C++ -*-===//
 //
-// The host reference (a sampled matmul in double, or a file of expected
-// bytes) is computed once in the supervisor; workers compare every
-// variant's outputs with it and with the first passing variant.
+// The host reference (a sampled matmul in double, or expected bytes) is made
+// once by the supervisor; workers compare every variant's outputs with it
+// and with the first passing variant.
 //
 //===----------------------------------------------------------------------===//
 

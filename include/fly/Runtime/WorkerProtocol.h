@@ -1,8 +1,7 @@
 //===- WorkerProtocol.h - Worker process <-> supervisor ---------*- C++ -*-===//
 //
-// A worker is a forked child that owns the device; it reports to the
-// supervisor one JSON message per line on a pipe. The supervisor kills a
-// worker that stays silent too long (a hung kernel).
+// A worker (a forked child that owns the device) reports one JSON message
+// per line on a pipe; one silent too long (a hung kernel) is killed.
 //
 //===----------------------------------------------------------------------===//
 
