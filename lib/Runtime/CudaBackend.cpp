@@ -38,10 +38,8 @@ enum : int {
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
 };
 
-/// Errors after which the context cannot be used any more: ECC
-/// uncorrectable, illegal address, launch timeout, hardware stack error,
-/// illegal instruction, misaligned address, invalid address space, invalid
-/// PC, launch failed.
+/// Errors that poison the context: ECC, illegal address, launch timeout,
+/// 714..719 (stack, instruction, alignment, address space, PC, launch).
 bool isSticky(CUresult r) {
   return r == 214 || r == 700 || r == 702 || (r >= 714 && r <= 719);
 }

@@ -1,10 +1,8 @@
 //===- LaunchSpec.h - How to launch one kernel ------------------*- C++ -*-===//
 //
-// A launch spec is a JSON file beside a kernel: grid, block, device buffers
-// (type, size, initial contents), the kernel's arguments in order (buffer
-// pointers, memref descriptors of any rank, scalars), an optional host
-// reference, tolerance and timing. README.md ("fly-run") lists the keys;
-// examples/*.launch.json are complete specs.
+// A JSON file beside a kernel: grid, block, buffers, the kernel's arguments
+// (pointers, memrefs of any rank, scalars), a host reference, tolerance and
+// timing. README.md ("fly-run") lists the keys; see examples/*.launch.json.
 //
 //===----------------------------------------------------------------------===//
 
