@@ -34,14 +34,16 @@ cl::list<std::string> only("variants", cl::CommaSeparated,
                            cl::desc("run only these variants (ids, indices)"));
 cl::opt<int> warmup("warmup", cl::init(-1), cl::desc("warm-up runs"));
 cl::opt<int> reps("reps", cl::init(-1), cl::desc("at least N timed runs"));
-cl::opt<int> maxReps("max-reps", cl::init(-1), cl::desc("at most N runs"));
-cl::opt<double> minTimeMs("min-time-ms", cl::init(-1), cl::desc("at least"));
-cl::opt<std::string> bestConfigPath("best-config", cl::desc("winners' file"));
+cl::opt<int> maxReps("max-reps", cl::init(-1),
+                     cl::desc("at most N timed runs"));
+cl::opt<double> minTimeMs("min-time-ms", cl::init(-1),
+                          cl::desc("time each variant >= this many ms"));
+cl::opt<std::string> bestConfigPath("best-config", cl::desc("stored winners"));
 cl::opt<bool> retune("retune", cl::desc("measure even if a winner is stored"));
 cl::opt<std::string> jsonOut("json", cl::desc("write the measurements here"));
 cl::opt<double> variantTimeout("variant-timeout", cl::init(300),
                                cl::desc("seconds until a hung worker dies"));
-cl::opt<std::string> injectFault("inject-fault", cl::desc("(testing)"));
+cl::opt<std::string> injectFault("inject-fault", cl::desc("fault this one"));
 cl::opt<bool> probeOnly("probe", cl::desc("only report the device"));
 cl::opt<bool> quiet("quiet", cl::desc("no progress lines"));
 
