@@ -11,8 +11,8 @@
 # .device/ is git-ignored; carry `.device/memref` (about 20 MiB: fly-run,
 # the out-dir, two specs and the expected bytes). fly-run links no LLVM,
 # MLIR or CUDA library, so nothing else is needed on the GPU machine. With
-# $OUT set, the run's output and JSON land there. Exit 0 only if every check
-# passed: registers reported by the driver equal the manifest's, every
+# $OUT set, check.log and the two JSON reports land there. Exit 0 only if
+# every check passed: registers reported by the driver equal the manifest's, every
 # variant's y equals the expected bytes and the other variants, a winner.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,35 +55,36 @@ PY
 fi
 
 D=${2:-.device/memref}
-OUT=${OUT:-$D/result}
+OUT=${OUT:-$D/result} # three files: check.log, scale.json, scale-noref.json
 mkdir -p "$OUT"
+exec > >(tee "$OUT/check.log") 2>&1
 fail=0
 check() { # what, then a command that must succeed
   local what=$1; shift
   if "$@"; then echo "PASS: $what"; else echo "FAIL: $what"; fail=1; fi
 }
-ldd "$D/fly-run" | tee "$OUT/ldd.txt"
+ldd "$D/fly-run" | tee "$D/ldd.txt"
 check "fly-run links no LLVM, MLIR or CUDA library" \
-  bash -c "! grep -Ei 'llvm|mlir|libcuda' '$OUT/ldd.txt'"
-"$D/fly-run" --probe | tee "$OUT/probe.txt"
+  bash -c "! grep -Ei 'llvm|mlir|libcuda' '$D/ldd.txt'"
+"$D/fly-run" --probe || true
 for spec in scale scale-noref; do
   rc=0
   "$D/fly-run" "$D/o" "$D/$spec.launch.json" --retune \
-    --best-config="$OUT/best-config.json" --json="$OUT/$spec.json" \
-    > "$OUT/$spec.out" 2> "$OUT/$spec.err" || rc=$?
-  cat "$OUT/$spec.out" "$OUT/$spec.err"
+    --best-config="$D/best-config.json" --json="$OUT/$spec.json" \
+    > "$D/$spec.out" 2> "$D/$spec.err" || rc=$?
+  cat "$D/$spec.out" "$D/$spec.err"
   check "$spec: exit status 0 (every variant passed)" test "$rc" = 0
   check "$spec: 10 parameters (two memref<?xf32> descriptors)" \
-    grep -q "10 parameters" "$OUT/$spec.out"
+    grep -q "10 parameters" "$D/$spec.out"
   check "$spec: driver registers == manifest registers" \
-    grep -q "registers: driver == manifest for every variant" "$OUT/$spec.out"
-  check "$spec: a winner" grep -q "^winner: " "$OUT/$spec.out"
+    grep -q "registers: driver == manifest for every variant" "$D/$spec.out"
+  check "$spec: a winner" grep -q "^winner: " "$D/$spec.out"
 done
 check "scale: outputs equal the expected bytes ($N entries) and each other" \
   grep -q "outputs: every passing variant matches .* and the host reference ($N entries)" \
-  "$OUT/scale.out"
+  "$D/scale.out"
 check "scale-noref: outputs agree between variants" \
-  grep -q "outputs: every passing variant matches" "$OUT/scale-noref.out"
+  grep -q "outputs: every passing variant matches" "$D/scale-noref.out"
 [ "$fail" = 0 ] && echo "h200-memref-check: all checks passed" ||
   echo "h200-memref-check: FAILED"
 exit "$fail"
