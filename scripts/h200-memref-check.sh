@@ -12,7 +12,7 @@
 # the out-dir, two specs and the expected bytes). fly-run links no LLVM,
 # MLIR or CUDA library, so nothing else is needed on the GPU machine. With
 # $OUT set, check.log and the two JSON reports land there. Exit 0 only if
-# every check passed: registers reported by the driver equal the manifest's, every
+# every check passed: the driver's registers equal the manifest's, every
 # variant's y equals the expected bytes and the other variants, a winner.
 set -euo pipefail
 cd "$(dirname "$0")/.."
