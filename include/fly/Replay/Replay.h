@@ -16,6 +16,7 @@
 #include "fly/Replay/BinaryPass.h"
 #include "fly/Replay/ReplayPlan.h"
 #include "fly/Replay/SharedIsa.h"
+#include "fly/Support/AttrNames.h"
 #include "fly/Replay/VariantResult.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -105,8 +106,6 @@ void releaseErrorCapturesAfterCrash();
 /// The symbol name of variant `index`: `v<index>_<label>`.
 std::string getVariantId(unsigned index, const HintSet &hints);
 
-/// The attribute on a variant module holding its canonical hint set.
-inline constexpr llvm::StringLiteral kHintsAttrName = "fly.hints";
 
 } // namespace fly
 

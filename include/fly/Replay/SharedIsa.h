@@ -18,6 +18,7 @@
 #define FLY_REPLAY_SHAREDISA_H
 
 #include "fly/Hints/HintSet.h"
+#include "fly/Support/AttrNames.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -30,9 +31,6 @@
 
 namespace fly {
 
-/// The attribute of a gpu.module that carries its precompiled ISA: an array
-/// with one #gpu.object<..., assembly> per target, in target order.
-inline constexpr llvm::StringLiteral kIsaAttrName = "fly.isa";
 
 /// What identifies a shared ISA: the binary pass's extra `opts` and the
 /// normalised hinted attributes of every gpu.module (context-uniqued,

@@ -9,8 +9,7 @@
 
 #include "fly/Backend/AmdgpuLinker.h"
 #include "fly/Backend/PtxAssembler.h"
-#include "fly/Hints/ApplyHints.h"
-#include "fly/Replay/SharedIsa.h"
+#include "fly/Support/AttrNames.h"
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Target/LLVM/ROCDL/Utils.h"
