@@ -108,16 +108,29 @@ private:
 };
 } // namespace
 
+/// `file:line:col` as mlir-opt prints it, other locations as MLIR does.
+static void printLocation(raw_ostream &os, Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    os << file.getFilename().getValue() << ':' << file.getLine() << ':'
+       << file.getColumn();
+    return;
+  }
+  os << loc;
+}
+
 static std::string formatDiagnostic(Diagnostic &diag) {
   std::string text;
   raw_string_ostream os(text);
-  os << diag.getLocation() << ": " << diag;
+  printLocation(os, diag.getLocation());
+  os << ": error: " << diag;
   for (Diagnostic &note : diag.getNotes()) {
     // The op dump MLIR attaches to op diagnostics can be the whole module.
     std::string text = note.str();
     if (StringRef(text).starts_with("see current operation"))
       continue;
-    os << "\n  note: " << note.getLocation() << ": " << text;
+    os << "\n  ";
+    printLocation(os, note.getLocation());
+    os << ": note: " << text;
   }
   return text;
 }
