@@ -60,7 +60,8 @@ def main():
             print(f"no manifest written by {tool} under {args.root}")
             failures += 1
     summary = ", ".join(f"{tool}: {len(paths)}" for tool, paths in sorted(seen.items(), key=str))
-    print(f"checked {total} manifests ({summary}); {failures} failed")
+    noun = "manifest" if total == 1 else "manifests"
+    print(f"checked {total} {noun} ({summary}); {failures} failed")
     return 1 if failures else 0
 
 

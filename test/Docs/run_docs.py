@@ -200,11 +200,13 @@ class Runner:
                 dest = os.path.join(work, placeholder)
                 os.makedirs(os.path.dirname(dest), exist_ok=True)
                 shutil.copyfile(os.path.join(self.args.src, real), dest)
+            failures = self.failures
             if lang == "sh":
                 last_output = self.run_sh(where, work, text, int(opts.get("exit", "0")))
             else:
                 last_output = self.run_cpp(where, work, text, opts.get("args", "").split())
-            print(f"ran  {where}: {lang}")
+            if self.failures == failures:
+                print(f"ran  {where}: {lang}")
 
 
 def main():
