@@ -217,7 +217,7 @@ void FlySnapshotPass::runOnOperation() {
     header.tool = "fly-snapshot";
     if (auto file = dyn_cast<FileLineColLoc>(module.getLoc()))
       header.input = file.getFilename().str();
-    header.binaryPass = config.binaryPass;
+    header.binaryPass = binaryPassToReplay;
     if (Error err = fly::writeSweepOutputs(outDir, *results, header)) {
       emitError(module.getLoc()) << "fly-snapshot: " << toString(std::move(err));
       return signalPassFailure();
