@@ -6,11 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fly/Compiler/TargetName.h"
 #include "fly-c/FlySnapshot.h"
 
 #include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
+#include "fly/Compiler/TargetName.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Transforms/Passes.h"
 

@@ -41,7 +41,8 @@ bool StageDumper::select(Operation *module) {
   module->walk([&](Operation *op) {
     if (match)
       return WalkResult::interrupt();
-    auto symbol = op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+    auto symbol =
+        op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
     if (symbol && symbol.getValue() == kernelFilter &&
         isa<gpu::GPUFuncOp, LLVM::LLVMFuncOp>(op) &&
         op->getParentOfType<gpu::GPUModuleOp>())

@@ -18,8 +18,7 @@ using namespace llvm;
 
 namespace fly {
 
-template <typename T>
-static json::Value orNull(const std::optional<T> &value) {
+template <typename T> static json::Value orNull(const std::optional<T> &value) {
   return value ? json::Value(*value) : json::Value(nullptr);
 }
 

@@ -227,9 +227,10 @@ void FlySnapshotPass::runOnOperation() {
   for (const fly::VariantResult &result : *results) {
     if (!result.succeeded()) {
       anyFailed = true;
-      emitError(module.getLoc()) << "fly-snapshot: replay of variant '" << result.id
-                         << "' (hints '" << result.hints.canonical()
-                         << "') failed:\n" << indentLines(result.error);
+      emitError(module.getLoc())
+          << "fly-snapshot: replay of variant '" << result.id << "' (hints '"
+          << result.hints.canonical() << "') failed:\n"
+          << indentLines(result.error);
     } else if (result.duplicateOf) {
       emitRemark(module.getLoc()) << "fly-snapshot: variant '" << result.id
                           << "' compiled to the same objects as variant "

@@ -60,11 +60,11 @@ static cl::opt<unsigned>
             cl::init(0), cl::cat(flyCategory));
 static cl::alias jobsAlias("fly-jobs", cl::desc("Old name of --jobs"),
                            cl::aliasopt(jobsOpt), cl::cat(flyCategory));
-static cl::opt<bool> reuseIsaOpt(
-    "fly-reuse-isa",
-    cl::desc("One ISA compile for hint sets that share it, then "
-             "fly-assemble-isa per variant (default: on)"),
-    cl::init(true), cl::cat(flyCategory));
+static cl::opt<bool>
+    reuseIsaOpt("fly-reuse-isa",
+                cl::desc("One ISA compile for hint sets that share it, then "
+                         "fly-assemble-isa per variant (default: on)"),
+                cl::init(true), cl::cat(flyCategory));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -181,8 +181,7 @@ int main(int argc, char **argv) {
     if (dumper)
       for (const fly::VariantResult &variant : variants)
         if (variant.succeeded())
-          dumper->write(variant.id + "_gpu-module-to-binary",
-                        variant.binaryIR);
+          dumper->write(variant.id + "_gpu-module-to-binary", variant.binaryIR);
     // Nothing is written for a run that produced no variants (a parse or
     // pipeline error): an empty manifest would read as "0 variants, fine".
     if (!outDirOpt.empty() && !variants.empty()) {

@@ -49,11 +49,11 @@ static cl::opt<std::string>
     inputOpt(cl::Positional,
              cl::desc("<kernel.mlir> (default: the bundled example)"),
              cl::init(""), cl::cat(tuneCategory));
-static cl::opt<std::string>
-    targetOpt("target",
-              cl::desc("rocdl:<gfxNNN> or nvvm:<sm_NN> (default: rocdl:gfx942)"),
-              cl::value_desc("family:chip"), cl::init("rocdl:gfx942"),
-              cl::cat(tuneCategory));
+static cl::opt<std::string> targetOpt(
+    "target",
+    cl::desc("rocdl:<gfxNNN> or nvvm:<sm_NN> (default: rocdl:gfx942)"),
+    cl::value_desc("family:chip"), cl::init("rocdl:gfx942"),
+    cl::cat(tuneCategory));
 static cl::opt<std::string>
     hintsOpt("hints",
              cl::desc("Hint sets 'k=v,k=v;k=v' (default: the bundled 8 sets "
@@ -520,11 +520,10 @@ int main(int argc, char **argv) {
   if (benchSpec.empty()) {
     llvm::SmallString<256> path(outDirOpt);
     llvm::sys::path::append(path, "bundled.launch.json");
-    if (llvm::Error err =
-            llvm::writeToOutput(path, [](llvm::raw_ostream &os) {
-              os << kBundledLaunchSpec;
-              return llvm::Error::success();
-            }))
+    if (llvm::Error err = llvm::writeToOutput(path, [](llvm::raw_ostream &os) {
+          os << kBundledLaunchSpec;
+          return llvm::Error::success();
+        }))
       return fail(llvm::toString(std::move(err)));
     benchSpec = std::string(path);
   }

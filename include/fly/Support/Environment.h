@@ -1,4 +1,4 @@
-//===- Environment.h - FLY_* environment variables, parsed strictly -*- C++ -*-===//
+//===- Environment.h - FLY_* variables, parsed strictly ---------*- C++ -*-===//
 //
 // Every FLY_* switch is read through these, so "FLY_ENABLE_CACHE=no" means
 // no, and a value that means nothing ("FLY_CACHE_MAX_MB=abc") is a warning

@@ -25,7 +25,8 @@ void addVersionPrinter();
 /// Moves every option registered so far that is not in `keep` (nor LLVM's
 /// generic --help/--version) behind --help-hidden: the options still work.
 /// Options registered later (mlir-opt's, by MlirOptMain) stay visible.
-void hideUnrelatedOptions(llvm::ArrayRef<const llvm::cl::OptionCategory *> keep);
+void hideUnrelatedOptions(
+    llvm::ArrayRef<const llvm::cl::OptionCategory *> keep);
 
 } // namespace fly
 
