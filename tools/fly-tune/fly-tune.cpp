@@ -343,7 +343,7 @@ int main(int argc, char **argv) {
   std::string benchSpec = benchOpt;
   if (benchOpt.getNumOccurrences() && benchSpec.empty() && !bundled)
     return fail("--bench needs a launch spec for '" + inputOpt +
-                "' (--bench=<launch.json>; README.md, \"Launch specs\"); "
+                "' (--bench=<launch.json>, like examples/*.launch.json); "
                 "only the bundled example has one built in");
 
   if (!hintsOpt.empty()) {
