@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 PACKAGES=(cmake ninja-build g++ python3 libgtest-dev
+          python3-jsonschema           # test/Docs/check_manifests.py
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools lld-22
           liblld-22-dev                # in-process ld.lld (lib/Backend/AmdgpuLinker.cpp)
           rocm-device-libs

@@ -90,3 +90,7 @@ def can_mount_tmpfs():
 
 if can_mount_tmpfs():
     config.available_features.add("tmpfs-mount")
+
+# The docs test (test/Docs) skips blocks whose toolchain is missing.
+config.substitutions.append(
+    ("%fly_features", ",".join(sorted(config.available_features)) or "none"))

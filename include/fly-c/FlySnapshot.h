@@ -75,7 +75,8 @@ FLY_CAPI_EXPORTED const char *flyGetLastError(void);
  *  `pipeline` (the full pass pipeline, gpu-module-to-binary included) once
  *  per hint set in `hintSetsJSON` (a JSON list of objects such as
  *  `[{}, {"waves_per_eu": 8}]`; NULL or "" = one empty set). `chip` is part of
- *  the cache key (e.g. "rocdl:gfx942"). Calls on one compiler are
+ *  the cache key: "rocdl:<gfx chip>" or "nvvm:sm_<NN>" (e.g. "rocdl:gfx942");
+ *  anything else is an error result. Calls on one compiler are
  *  serialised. Always returns a result, to be destroyed with
  *  flyResultDestroy. */
 FLY_CAPI_EXPORTED FlyResult flyCompilerCompile(FlyCompiler compiler,

@@ -10,6 +10,7 @@
 
 #include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
+#include "fly/Compiler/TargetName.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Transforms/Passes.h"
 
@@ -189,6 +190,9 @@ FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
                        "of the MLIR text or bytecode)");
   if (!pipeline || !*pipeline)
     return errorResult("no pipeline");
+  // Part of the cache key: a typo must not become a new cache slot.
+  if (llvm::Error err = fly::checkTargetName(chip ? chip : ""))
+    return errorResult("bad chip: " + llvm::toString(std::move(err)));
 
   fly::CompileJob job;
   job.source.assign(source, sourceSize);

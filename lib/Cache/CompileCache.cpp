@@ -1,6 +1,7 @@
 //===- CompileCache.cpp - Memory + disk cache of compile stages -----------===//
 
 #include "fly/Cache/CompileCache.h"
+#include "fly/Support/Environment.h"
 
 #include "fly/Support/SafeFile.h"
 
@@ -28,9 +29,11 @@ static constexpr StringLiteral kMagic = "FLYCACHE2\n";
 
 CacheConfig CacheConfig::fromEnvironment() {
   CacheConfig config;
-  if (std::optional<std::string> enable = sys::Process::GetEnv("FLY_ENABLE_CACHE"))
-    config.enabled = !(*enable == "0" || StringRef(*enable).equals_insensitive("false") ||
-                       StringRef(*enable).equals_insensitive("off"));
+  // Strict: FLY_ENABLE_CACHE=no disables, =maybe warns (fly/Support).
+  if (std::optional<bool> enable = getEnvFlag("FLY_ENABLE_CACHE"))
+    config.enabled = *enable;
+  if (std::optional<bool> always = getEnvFlag("FLY_ALWAYS_COMPILE"))
+    config.alwaysCompile = *always;
   if (std::optional<std::string> dir = sys::Process::GetEnv("FLY_CACHE_DIR")) {
     config.directory = *dir;
   } else {
@@ -44,11 +47,8 @@ CacheConfig CacheConfig::fromEnvironment() {
     sys::path::append(path, "fly-snapshot");
     config.directory = std::string(path);
   }
-  if (std::optional<std::string> mb = sys::Process::GetEnv("FLY_CACHE_MAX_MB")) {
-    uint64_t value;
-    if (!StringRef(*mb).getAsInteger(10, value))
-      config.maxBytes = value << 20;
-  }
+  if (std::optional<uint64_t> mb = getEnvUnsigned("FLY_CACHE_MAX_MB"))
+    config.maxBytes = *mb << 20;
   return config;
 }
 
@@ -158,7 +158,8 @@ std::string CompileCache::entryPath(StringRef kind, const CacheKey &key) const {
 
 std::optional<std::string> CompileCache::lookup(StringRef kind,
                                                 const CacheKey &key) {
-  if (!config.enabled)
+  // FLY_ALWAYS_COMPILE: every lookup misses; entries are still written.
+  if (!config.enabled || config.alwaysCompile)
     return std::nullopt;
   std::string id = (kind + ":" + key.digest()).str();
   std::lock_guard<std::mutex> lock(mutex);

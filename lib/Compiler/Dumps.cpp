@@ -15,7 +15,7 @@ namespace fly {
 
 void SplitCompiler::dumpVariants(ModuleOp preBinary,
                                  const CompileResult &result) {
-  if (!dumper)
+  if (!dumper || !dumper->isActive())
     return;
   for (const VariantResult &variant : result.variants) {
     if (!variant.succeeded())

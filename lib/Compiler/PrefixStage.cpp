@@ -40,7 +40,7 @@ OwningOpRef<ModuleOp> SplitCompiler::runOrLoadPrefix(const CompileJob &job,
         job.source, ParserConfig(&context), job.sourceName);
     if (!module)
       return std::nullopt;
-    if (dumper)
+    if (dumper && dumper->select(*module))
       dumper->write("origin", *module);
     OpPassManager prefix("builtin.module");
     std::string error;
@@ -68,7 +68,9 @@ OwningOpRef<ModuleOp> SplitCompiler::runOrLoadPrefix(const CompileJob &job,
     return preBinary;
   }
 
-  std::string slot = job.sourceName + "|" + job.chip;
+  // One slot per input (not per chip): a changed --target then explains
+  // itself as "changed: chip".
+  std::string slot = job.sourceName;
   std::string explanation = cache.explainMiss(slot, baseKey);
   bool hit = false;
   std::optional<std::string> payload =
@@ -92,7 +94,8 @@ OwningOpRef<ModuleOp> SplitCompiler::runOrLoadPrefix(const CompileJob &job,
       say("phase 1: pre-binary module loaded from cache");
       if (dumper) {
         if (OwningOpRef<ModuleOp> origin = parseSourceString<ModuleOp>(
-                job.source, ParserConfig(&context), job.sourceName))
+                job.source, ParserConfig(&context), job.sourceName);
+            origin && dumper->select(*origin))
           dumper->write("origin", *origin);
         std::string text = "// Phase 1 was not run: this pre-binary module "
                            "came from the compile cache (base key " +

@@ -299,6 +299,17 @@ std::string getBinaryOptsHint(const HintSet &hints,
   return optsGoIntoTarget(families, opts) ? "" : opts.str();
 }
 
+std::string getIgnoredRocdlOptsWarning(StringRef rocdlOpts) {
+  if (rocdlOpts.trim().empty())
+    return "";
+  return ("hint 'opts=" + rocdlOpts.trim() +
+          "' has no effect on a #rocdl.target: upstream ROCDL serialization "
+          "ignores gpu-module-to-binary's opts; use hints that go into the "
+          "IR instead (waves_per_eu=, maxnreg=, passthrough.<fn-attr>=, "
+          "func.<attr>=)")
+      .str();
+}
+
 LogicalResult applyHints(gpu::GPUModuleOp gpuModule, const HintSet &hints) {
   if (failed(verifyHintsApply(gpuModule, hints)))
     return failure();

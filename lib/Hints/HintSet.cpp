@@ -222,6 +222,24 @@ static bool needsQuotes(StringRef value) {
          });
 }
 
+json::Object HintSet::toJSON() const {
+  json::Object object;
+  for (const auto &[key, value] : entries_) {
+    // The integer hints (normalised to decimal when parsed) are numbers.
+    bool integer = StringSwitch<bool>(key)
+                       .Cases({"waves_per_eu", "maxnreg", "O", "fast_fp_math",
+                               "unsafe_fp_math", "target.O"},
+                              true)
+                       .Default(false);
+    int64_t number;
+    if (integer && !StringRef(value).getAsInteger(10, number))
+      object[key] = number;
+    else
+      object[key] = value;
+  }
+  return object;
+}
+
 std::string HintSet::canonical() const {
   std::string out;
   raw_string_ostream os(out);

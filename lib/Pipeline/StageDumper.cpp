@@ -1,9 +1,12 @@
 //===- StageDumper.cpp - Numbered per-stage IR dumps (dump_ir) ------------===//
 
 #include "fly/Pipeline/StageDumper.h"
+#include "fly/Support/Environment.h"
 
 #include "fly/Support/SafeFile.h"
-
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/Pass.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -24,10 +27,30 @@ StageDumper::StageDumper(std::string directory)
 }
 
 std::optional<std::string> StageDumper::directoryFromEnvironment() {
-  std::optional<std::string> enabled = sys::Process::GetEnv("FLY_DUMP_IR");
-  if (!enabled || enabled->empty() || *enabled == "0")
+  if (!getEnvFlag("FLY_DUMP_IR").value_or(false))
     return std::nullopt;
   return sys::Process::GetEnv("FLY_DUMP_DIR").value_or("fly_dump");
+}
+
+std::string StageDumper::kernelFilterFromEnvironment() {
+  return sys::Process::GetEnv("FLY_DUMP_KERNEL").value_or("");
+}
+
+bool StageDumper::select(Operation *module) {
+  bool match = kernelFilter.empty();
+  module->walk([&](Operation *op) {
+    if (match)
+      return WalkResult::interrupt();
+    auto symbol =
+        op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+    if (symbol && symbol.getValue() == kernelFilter &&
+        isa<gpu::GPUFuncOp, LLVM::LLVMFuncOp>(op) &&
+        op->getParentOfType<gpu::GPUModuleOp>())
+      match = true;
+    return WalkResult::advance();
+  });
+  active = match;
+  return match;
 }
 
 static std::string sanitize(StringRef stage) {
@@ -45,6 +68,8 @@ static std::string sanitize(StringRef stage) {
 
 std::string StageDumper::write(StringRef stage, StringRef text,
                                StringRef extension) {
+  if (!active)
+    return "";
   std::string name =
       formatv("{0:2}_{1}{2}", counter++, sanitize(stage), extension).str();
   SmallString<256> path(directory);
@@ -69,8 +94,18 @@ public:
   DumpInstrumentation(StageDumper &dumper, Operation *root)
       : dumper(dumper), root(root) {}
 
+  /// With no root given (fly-opt: the module is parsed later), the first
+  /// top-level op a pass runs on is the root, dumped first as "origin".
+  void runBeforePass(Pass *pass, Operation *op) override {
+    if (root || op->getParentOp())
+      return;
+    root = op;
+    if (dumper.select(op))
+      dumper.write("origin", op);
+  }
+
   void runAfterPass(Pass *pass, Operation *op) override {
-    if (op != root)
+    if (op != root || !dumper.isActive())
       return;
     std::string stage = pass->getArgument().str();
     if (stage.empty()) {

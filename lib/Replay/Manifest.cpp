@@ -1,6 +1,7 @@
 //===- Manifest.cpp - Write a sweep's objects and manifest.json -----------===//
 
 #include "fly/Replay/Manifest.h"
+#include "fly/Support/ToolHelp.h"
 
 #include "fly/Support/FileName.h"
 #include "fly/Support/OutputDirectory.h"
@@ -17,6 +18,46 @@ using namespace llvm;
 
 namespace fly {
 
+template <typename T> static json::Value orNull(const std::optional<T> &value) {
+  return value ? json::Value(*value) : json::Value(nullptr);
+}
+
+json::Object toJSON(const SweepHeader &header, size_t variantCount) {
+  auto ms = [](std::optional<double> value) -> json::Value {
+    return value ? json::Value(std::round(*value * 100) / 100)
+                 : json::Value(nullptr);
+  };
+  std::optional<std::string> phase1;
+  if (header.prefixFromCache)
+    phase1 = *header.prefixFromCache ? "from cache" : "compiled";
+  json::Array fromCache;
+  for (size_t i = 0; i < variantCount; ++i)
+    fromCache.push_back(i < header.variantFromCache.size() &&
+                        header.variantFromCache[i]);
+  return json::Object{
+      {"schema_version", kManifestSchemaVersion},
+      {"tool", header.tool},
+      {"fly_version", getVersionString()},
+      {"input", header.input},
+      {"target", orNull(header.target)},
+      {"pipeline", orNull(header.pipeline)},
+      {"prefix", orNull(header.prefix)},
+      {"binary_pass", header.binaryPass},
+      {"suffix", orNull(header.suffix)},
+      {"phase1", orNull(phase1)},
+      {"prefix_from_cache", orNull(header.prefixFromCache)},
+      {"base_key", orNull(header.baseKey)},
+      {"cache_explanation", orNull(header.cacheExplanation)},
+      {"prefix_ms", ms(header.prefixMs)},
+      {"replay_ms", ms(header.replayMs)},
+      {"total_ms", ms(header.totalMs)},
+      {"variant_count", static_cast<int64_t>(variantCount)},
+      {"warnings", json::Array(header.warnings)},
+      {"reproducers", json::Array(header.reproducers)},
+      {"variant_from_cache", std::move(fromCache)},
+  };
+}
+
 json::Object variantToJSON(const VariantResult &result,
                            ArrayRef<std::string> files) {
   json::Object entry{
@@ -27,10 +68,7 @@ json::Object variantToJSON(const VariantResult &result,
       {"status", result.succeeded() ? "ok" : "failed"},
       {"files", json::Array(files)},
   };
-  json::Object hintObj;
-  for (const auto &[key, value] : result.hints.entries())
-    hintObj[key] = value;
-  entry["hint_set"] = std::move(hintObj);
+  entry["hint_set"] = result.hints.toJSON();
   if (!result.succeeded()) {
     entry["error"] = result.error;
     return entry;
@@ -64,7 +102,8 @@ json::Object variantToJSON(const VariantResult &result,
 }
 
 Error writeSweepOutputs(StringRef outDir, ArrayRef<VariantResult> results,
-                        json::Object sweep) {
+                        const SweepHeader &header) {
+  json::Object sweep = toJSON(header, results.size());
   // Staged beside the out-dir and swapped in whole: an error or a signal
   // before commit() leaves the previous out-dir as it was.
   Expected<std::unique_ptr<OutputDirectory>> dir =

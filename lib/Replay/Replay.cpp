@@ -108,16 +108,29 @@ private:
 };
 } // namespace
 
+/// `file:line:col` as mlir-opt prints it, other locations as MLIR does.
+static void printLocation(raw_ostream &os, Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    os << file.getFilename().getValue() << ':' << file.getLine() << ':'
+       << file.getColumn();
+    return;
+  }
+  os << loc;
+}
+
 static std::string formatDiagnostic(Diagnostic &diag) {
   std::string text;
   raw_string_ostream os(text);
-  os << diag.getLocation() << ": " << diag;
+  printLocation(os, diag.getLocation());
+  os << ": error: " << diag;
   for (Diagnostic &note : diag.getNotes()) {
     // The op dump MLIR attaches to op diagnostics can be the whole module.
     std::string text = note.str();
     if (StringRef(text).starts_with("see current operation"))
       continue;
-    os << "\n  note: " << note.getLocation() << ": " << text;
+    os << "\n  ";
+    printLocation(os, note.getLocation());
+    os << ": note: " << text;
   }
   return text;
 }
@@ -129,12 +142,23 @@ namespace {
 /// frame: see releaseErrorCapturesAfterCrash.
 class ErrorCapture {
 public:
-  ErrorCapture(MLIRContext *ctx, std::string &sink) : ctx(ctx) {
+  /// Backend warnings, held back to be re-emitted with their variant.
+  using WarningSink = std::vector<std::pair<Location, std::string>>;
+
+  ErrorCapture(MLIRContext *ctx, std::string &sink,
+               WarningSink *warnings = nullptr)
+      : ctx(ctx) {
     uint64_t thread = llvm::get_threadid();
     id = ctx->getDiagEngine().registerHandler(
-        [thread, &sink](Diagnostic &diag) -> LogicalResult {
-          if (llvm::get_threadid() != thread ||
-              diag.getSeverity() != mlir::DiagnosticSeverity::Error)
+        [thread, &sink, warnings](Diagnostic &diag) -> LogicalResult {
+          if (llvm::get_threadid() != thread)
+            return failure();
+          if (warnings &&
+              diag.getSeverity() == mlir::DiagnosticSeverity::Warning) {
+            warnings->emplace_back(diag.getLocation(), diag.str());
+            return success();
+          }
+          if (diag.getSeverity() != mlir::DiagnosticSeverity::Error)
             return failure();
           sink += formatDiagnostic(diag) + "\n";
           return success();
@@ -209,12 +233,26 @@ void BatchCompiler::compile(ArrayRef<unsigned> indices,
   });
 
   std::string captured;
+  ErrorCapture::WarningSink warnings;
   SmallVector<std::pair<unsigned, ModuleOp>> variants;
   LogicalResult status = success();
   double ms = 0;
+  // Backend warnings (e.g. "failed to meet occupancy target") say which
+  // variant they belong to: the ones compiled in this batch.
+  llvm::scope_exit emitWarnings([&] {
+    if (warnings.empty())
+      return;
+    std::string ids;
+    for (auto [index, variant] : variants)
+      ids += (ids.empty() ? "" : ", ") + results[index].id;
+    for (auto &[loc, message] : warnings)
+      emitWarning(isa<UnknownLoc>(loc) ? source.getLoc() : loc)
+          << (variants.size() == 1 ? "variant " : "variants ") << ids << ": "
+          << message;
+  });
   {
     // Diagnostics of a hint set that fails belong to that variant's result.
-    ErrorCapture capture(ctx, captured);
+    ErrorCapture capture(ctx, captured, &warnings);
     b.setInsertionPointToEnd(container.getBody());
     for (unsigned index : indices) {
       captured.clear();

@@ -87,6 +87,16 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
     entry.id = getVariantId(entry.index, hints);
     entry.hints = hints;
     entry.extraOpts = getBinaryOptsHint(hints, gpuModules);
+    // An option that does nothing here is said, once per variant.
+    if (std::optional<StringRef> opts = hints.lookup("opts")) {
+      auto rocdl = llvm::find_if(gpuModules, [](gpu::GPUModuleOp gpuModule) {
+        return llvm::is_contained(getTargetFamilies(gpuModule),
+                                  TargetFamily::ROCDL);
+      });
+      if (rocdl != gpuModules.end())
+        emitWarning(rocdl->getLoc()) << "variant " << entry.id << ": "
+                                     << getIgnoredRocdlOptsWarning(*opts);
+    }
     auto [it, inserted] = effectiveOf.try_emplace(entry.extraOpts);
     if (inserted)
       it->second =

@@ -37,6 +37,33 @@ SmallVector<gpu::GPUModuleOp> getTargetedGpuModules(ModuleOp module) {
 
 LogicalResult verifyCheckpointPosition(ModuleOp module, StringRef who) {
   SmallVector<gpu::GPUModuleOp> gpuModules = getTargetedGpuModules(module);
+  bool anyGpuModule = !module.getOps<gpu::GPUModuleOp>().empty();
+  // Three different mistakes, three different messages: after the binary
+  // pass, nothing GPU at all, before the target is attached.
+  if (!anyGpuModule) {
+    bool isPass = who == "fly-snapshot";
+    auto binaries = module.getOps<gpu::BinaryOp>();
+    if (!binaries.empty()) {
+      gpu::BinaryOp first = *binaries.begin();
+      if (isPass)
+        return emitError(first.getLoc())
+               << "fly-snapshot runs after gpu-module-to-binary: @"
+               << first.getName()
+               << " is already a gpu.binary; place fly-snapshot immediately "
+                  "before gpu-module-to-binary, not after it";
+      return emitError(first.getLoc())
+             << who << ": @" << first.getName()
+             << " is already a gpu.binary (the input was compiled past "
+                "gpu-module-to-binary); give the module before that pass";
+    }
+    return emitError(module.getLoc())
+           << who
+           << (isPass ? " found no gpu.module: this module has no GPU "
+                        "kernel to compile, so there is nothing to replay"
+                      : ": the module has no gpu.module, so there is no GPU "
+                        "kernel to compile (kernels live in a gpu.module "
+                        "with gpu.func ops)");
+  }
   if (gpuModules.empty()) {
     InFlightDiagnostic diag =
         emitError(module.getLoc())

@@ -4,11 +4,17 @@
 
 #include "fly/Executor/Executor.h"
 #include "fly/Hints/HintSet.h"
+#include "fly/Pipeline/StageDumper.h"
+#include "fly/Replay/BinaryPass.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Replay/Replay.h"
 #include "fly/Snapshot/Snapshot.h"
 #include "fly/Support/OutputDirectory.h"
 
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace fly {
@@ -27,8 +33,85 @@ struct FlySnapshotPass : fly::impl::FlySnapshotBase<FlySnapshotPass> {
 
 private:
   FailureOr<std::vector<fly::HintSet>> collectHintSets();
+  std::string resolveBinaryPass();
 };
 } // namespace
+
+/// The pass after fly-snapshot in mlir-opt's --pass-pipeline, printed with
+/// its options, if that is a gpu-module-to-binary; nullopt when it cannot be
+/// known (no --pass-pipeline, e.g. a reproducer or per-pass flags).
+static std::optional<std::string> findNextBinaryPass() {
+  auto &options = cl::getRegisteredOptions();
+  auto it = options.find("pass-pipeline");
+  if (it == options.end() || !it->second->getNumOccurrences())
+    return std::nullopt;
+  // mlir-opt registers it as a cl::opt<std::string> (PassPipelineCLParser).
+  const std::string &text =
+      static_cast<cl::opt<std::string> *>(it->second)->getValue();
+  std::string ignored;
+  raw_string_ostream os(ignored);
+  FailureOr<OpPassManager> pipeline = parsePassPipeline(text, os);
+  if (failed(pipeline))
+    return std::nullopt;
+  bool afterUs = false;
+  for (Pass &pass : pipeline->getPasses()) {
+    if (afterUs) {
+      if (pass.getArgument() != "gpu-module-to-binary")
+        return std::nullopt;
+      std::string printed;
+      raw_string_ostream printer(printed);
+      pass.printAsTextualPipeline(printer);
+      return printed;
+    }
+    afterUs = pass.getArgument() == "fly-snapshot";
+  }
+  return std::nullopt;
+}
+
+/// The binary pass to replay: `binary-pass` if given, else the pipeline's
+/// own next pass (so its toolkit and format are not forgotten). A given
+/// `binary-pass` that differs from the next pass is said.
+std::string FlySnapshotPass::resolveBinaryPass() {
+  std::optional<std::string> next = findNextBinaryPass();
+  if (!binaryPass.hasValue())
+    return next.value_or(binaryPass);
+  if (!next)
+    return binaryPass;
+  // Both as upstream's options print them, so spelling does not matter.
+  std::string given, expected;
+  {
+    // A binary-pass that does not parse is reported when it is replayed.
+    ScopedDiagnosticHandler quiet(&getContext(),
+                                  [](Diagnostic &) { return success(); });
+    Location loc = getOperation().getLoc();
+    FailureOr<fly::BinaryPassOptions> parsedGiven =
+        fly::parseBinaryPass(binaryPass, loc);
+    FailureOr<fly::BinaryPassOptions> parsedNext =
+        fly::parseBinaryPass(*next, loc);
+    if (failed(parsedGiven) || failed(parsedNext))
+      return binaryPass;
+    given = fly::printBinaryPass(*parsedGiven);
+    expected = fly::printBinaryPass(*parsedNext);
+  }
+  if (given != expected)
+    emitWarning(getOperation().getLoc())
+        << "fly-snapshot: binary-pass '" << given
+        << "' differs from the pipeline's next pass '" << expected
+        << "': the variants are not compiled as the pipeline's own "
+           "gpu-module-to-binary (leave binary-pass out to use the next "
+           "pass's options)";
+  return binaryPass;
+}
+
+/// `text` with every line indented, to sit under the message it explains.
+static std::string indentLines(StringRef text) {
+  std::string out;
+  SmallVector<StringRef> lines;
+  text.rtrim().split(lines, '\n');
+  for (StringRef line : lines)
+    out += ("    " + line + "\n").str();
+  return StringRef(out).rtrim().str();
+}
 
 FailureOr<std::vector<fly::HintSet>> FlySnapshotPass::collectHintSets() {
   std::vector<fly::HintSet> sets;
@@ -81,13 +164,28 @@ void FlySnapshotPass::runOnOperation() {
   if (!snapshotFile.empty() &&
       failed(fly::writeSnapshot(module, snapshotFile, *format)))
     return signalPassFailure();
-  if (hintSets->empty())
+  if (hintSets->empty()) {
+    emitWarning(module.getLoc())
+        << "fly-snapshot: no hints given (hints= or hints-file=), so no "
+           "variant is replayed"
+        << (snapshotFile.empty() ? "" : "; the snapshot-file is written");
     return;
+  }
 
+  // FLY_DUMP_IR: the checkpoint, then each variant's gpu.binary.
+  std::optional<fly::StageDumper> dumper;
+  if (std::optional<std::string> dir =
+          fly::StageDumper::directoryFromEnvironment()) {
+    dumper.emplace(*dir);
+    if (dumper->select(module))
+      dumper->write("fly-snapshot_checkpoint", module);
+  }
+
+  std::string binaryPassToReplay = resolveBinaryPass();
   fly::ReplayPlanOptions planOptions;
   planOptions.reuseIsa = reuseIsa;
   FailureOr<fly::BinaryPassOptions> binaryPassOptions =
-      fly::parseBinaryPass(binaryPass, module.getLoc());
+      fly::parseBinaryPass(binaryPassToReplay, module.getLoc());
   if (failed(binaryPassOptions))
     return signalPassFailure();
   FailureOr<fly::ReplayPlan> plan = fly::buildReplayPlan(
@@ -95,7 +193,7 @@ void FlySnapshotPass::runOnOperation() {
   if (failed(plan))
     return signalPassFailure();
   fly::ExecutorOptions executorOptions;
-  executorOptions.jobs = maxParallel;
+  executorOptions.jobs = jobs ? jobs : maxParallel;
   std::unique_ptr<fly::ReplayExecutor> executor = fly::createReplayExecutor(
       isolate ? fly::ExecutorKind::Isolated : fly::ExecutorKind::Batch,
       executorOptions);
@@ -110,11 +208,17 @@ void FlySnapshotPass::runOnOperation() {
 
   // Write what succeeded before reporting what failed: nothing finished is
   // lost to one bad hint set.
+  if (dumper)
+    for (const fly::VariantResult &result : *results)
+      if (result.succeeded())
+        dumper->write(result.id + "_gpu-module-to-binary", result.binaryIR);
   if (!outDir.empty()) {
-    json::Object sweep{{"tool", "fly-snapshot"},
-                       {"binary_pass", binaryPass},
-                       {"variant_count", static_cast<int64_t>(results->size())}};
-    if (Error err = fly::writeSweepOutputs(outDir, *results, std::move(sweep))) {
+    fly::SweepHeader header;
+    header.tool = "fly-snapshot";
+    if (auto file = dyn_cast<FileLineColLoc>(module.getLoc()))
+      header.input = file.getFilename().str();
+    header.binaryPass = binaryPassToReplay;
+    if (Error err = fly::writeSweepOutputs(outDir, *results, header)) {
       emitError(module.getLoc()) << "fly-snapshot: " << toString(std::move(err));
       return signalPassFailure();
     }
@@ -123,9 +227,10 @@ void FlySnapshotPass::runOnOperation() {
   for (const fly::VariantResult &result : *results) {
     if (!result.succeeded()) {
       anyFailed = true;
-      emitError(module.getLoc()) << "fly-snapshot: replay of variant '" << result.id
-                         << "' (hints '" << result.hints.canonical()
-                         << "') failed: " << result.error;
+      emitError(module.getLoc())
+          << "fly-snapshot: replay of variant '" << result.id << "' (hints '"
+          << result.hints.canonical() << "') failed:\n"
+          << indentLines(result.error);
     } else if (result.duplicateOf) {
       emitRemark(module.getLoc()) << "fly-snapshot: variant '" << result.id
                           << "' compiled to the same objects as variant "

@@ -138,6 +138,14 @@ int main(int argc, char **argv) {
   if (flyResultSucceeded(emptySource))
     ++failures;
   flyResultDestroy(emptySource);
+  /* A chip that is no chip: part of the cache key, so an error result. */
+  FlyResult badChip = flyCompilerCompile(compiler, source, size, pipeline,
+                                         NULL, "banana");
+  printf("bad chip: succeeded=%d error=%s\n", flyResultSucceeded(badChip),
+         flyResultGetError(badChip));
+  if (flyResultSucceeded(badChip))
+    ++failures;
+  flyResultDestroy(badChip);
 
   flyCompilerDestroy(compiler);
   free(source);

@@ -18,7 +18,8 @@
 // RUN:   --pass-pipeline='builtin.module(fly-snapshot{hints="O=1;target.triple=bogus-x-y" binary-pass="gpu-module-to-binary{format=isa}"})' \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=FAIL
 // RUN: FileCheck %s --check-prefix=REPRO < %t.repro.mlir
-// FAIL: error: fly-snapshot: replay of variant 'v1_target_triple_bogus_x_y' (hints 'target.triple=bogus-x-y') failed: {{.*}}Failed to lookup target for triple 'bogus-x-y'
+// FAIL: error: fly-snapshot: replay of variant 'v1_target_triple_bogus_x_y' (hints 'target.triple=bogus-x-y') failed:
+// FAIL-NEXT: {{^    .*}}Failed to lookup target for triple 'bogus-x-y'
 // FAIL-NOT: see current operation
 // REPRO: mlir_reproducer
 // REPRO: pipeline: "builtin.module(fly-snapshot{

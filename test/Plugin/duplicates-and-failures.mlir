@@ -46,7 +46,7 @@
 // JSON:      "status": "failed"
 
 // expected-remark@+2 {{fly-snapshot: variant 'v1_default' compiled to the same objects as variant 0: this hint set had no effect}}
-// expected-error@+1 {{fly-snapshot: replay of variant 'v2_target_triple_bogus_unknown' (hints 'target.triple=bogus-unknown') failed: }}
+// expected-error@+1 {{fly-snapshot: replay of variant 'v2_target_triple_bogus_unknown' (hints 'target.triple=bogus-unknown') failed:}}
 module attributes {gpu.container_module} {
   gpu.module @kernels [#rocdl.target<chip = "gfx942">] {
     llvm.func @k(%arg0: !llvm.ptr<1>) attributes {gpu.kernel, rocdl.kernel} {

@@ -8,7 +8,8 @@
 // RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=1;target.triple=bogus-unknown;waves_per_eu=2;O=0\" binary-pass=\"gpu-module-to-binary{format=isa}\" max-parallel=4})" \
 // RUN:   2> %t/ir
 // RUN: FileCheck %s --check-prefix=ERR < %t/ir
-// ERR: error: fly-snapshot: replay of variant 'v1_target_triple_bogus_unknown' (hints 'target.triple=bogus-unknown') failed: {{.*}}Failed to lookup target for triple 'bogus-unknown'
+// ERR: error: fly-snapshot: replay of variant 'v1_target_triple_bogus_unknown' (hints 'target.triple=bogus-unknown') failed:
+// ERR-NEXT: {{^    .*}}Failed to lookup target for triple 'bogus-unknown'
 // RUN: grep -c '^module @v0_waves_per_eu_1 ' %t/ir | FileCheck %s --check-prefix=ONCE
 // RUN: grep -c '^module @v2_waves_per_eu_2 ' %t/ir | FileCheck %s --check-prefix=ONCE
 // RUN: grep -c '^module @v3_O_0 ' %t/ir | FileCheck %s --check-prefix=ONCE

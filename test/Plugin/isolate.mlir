@@ -9,7 +9,8 @@
 // RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=1;target.chip=gfx9999;waves_per_eu=2\" isolate=true out-dir=%t/sweep binary-pass=\"gpu-module-to-binary{format=fatbin toolkit=%rocm_toolkit}\"})"
 // RUN: FileCheck %s < %t/err
 // CHECK: LLVM ERROR: Cannot select
-// CHECK: error: fly-snapshot: replay of variant 'v1_target_chip_gfx9999' (hints 'target.chip=gfx9999') failed: the binary pass hit an LLVM fatal error{{.*}}: Cannot select
+// CHECK: error: fly-snapshot: replay of variant 'v1_target_chip_gfx9999' (hints 'target.chip=gfx9999') failed:
+// CHECK-NEXT: {{^    }}the binary pass hit an LLVM fatal error{{.*}}: Cannot select
 // RUN: ls %t/sweep | FileCheck %s --check-prefix=FILES
 // FILES: manifest.json
 // FILES: v0_waves_per_eu_1.kernels.hsaco

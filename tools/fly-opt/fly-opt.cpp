@@ -10,9 +10,11 @@
 
 #include "fly/Compiler/Registration.h"
 #include "fly/Pipeline/ReplayInstrumentation.h"
+#include "fly/Pipeline/StageDumper.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Replay/Replay.h"
 #include "fly/Support/OutputDirectory.h"
+#include "fly/Support/ToolHelp.h"
 #include "fly/Support/ToolOptions.h"
 #include "fly/Transforms/Passes.h"
 
@@ -28,36 +30,48 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <mutex>
+#include <optional>
 
 using namespace mlir;
 namespace cl = llvm::cl;
 
-static cl::OptionCategory flyCategory("fly-snapshot options");
+// fly-opt's own options, listed first by --help (categories print in name
+// order); LLVM's static options are behind --help-hidden.
+static cl::OptionCategory flyCategory("Fly-snapshot options (fly-opt)");
 static cl::opt<std::string>
     hintsOpt("fly-hints",
-             cl::desc("Hint sets to compile, 'k=v,k=v;k=v': the first goes "
-                      "to the pipeline's own gpu-module-to-binary, the others "
-                      "are replayed"),
+             cl::desc("Hint sets 'k=v,k=v;k=v': the first goes to the "
+                      "pipeline's own gpu-module-to-binary, the others are "
+                      "replayed (default: none, plain mlir-opt)"),
              cl::cat(flyCategory));
 static cl::opt<std::string>
     hintsFileOpt("fly-hints-file",
-                 cl::desc("JSON list of hint-set objects (after --fly-hints)"),
+                 cl::desc("JSON list of hint-set objects, after --fly-hints "
+                          "(default: none)"),
                  cl::cat(flyCategory));
 static cl::opt<std::string>
     outDirOpt("fly-out-dir",
-              cl::desc("Write every variant's objects and manifest.json here"),
+              cl::desc("Write every variant's objects and manifest.json here "
+                       "(default: none)"),
               cl::cat(flyCategory));
 static cl::opt<unsigned>
-    jobsOpt("fly-jobs", cl::desc("Variants replayed at once (0: threads)"),
+    jobsOpt("jobs",
+            cl::desc("Variants replayed at once (default: 0 = threads)"),
             cl::init(0), cl::cat(flyCategory));
-static cl::opt<bool> reuseIsaOpt(
-    "fly-reuse-isa",
-    cl::desc("One ISA compile for hint sets that share it, then "
-             "fly-assemble-isa per variant (byte-identical objects)"),
-    cl::init(false));
+static cl::alias jobsAlias("fly-jobs", cl::desc("Old name of --jobs"),
+                           cl::aliasopt(jobsOpt), cl::cat(flyCategory));
+static cl::opt<bool>
+    reuseIsaOpt("fly-reuse-isa",
+                cl::desc("One ISA compile for hint sets that share it, then "
+                         "fly-assemble-isa per variant (default: on)"),
+                cl::init(true), cl::cat(flyCategory));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // LLVM's static options behind --help-hidden; mlir-opt's, registered by
+  // registerAndParseCLIOptions below, stay listed.
+  fly::hideUnrelatedOptions({&flyCategory});
+  fly::addVersionPrinter();
   registerAllPasses();
   fly::registerFlySnapshotPasses();
   DialectRegistry registry;
@@ -97,6 +111,12 @@ int main(int argc, char **argv) {
       return 1;
     }
 
+  // FLY_DUMP_IR: every top-level stage, then each variant's gpu.binary.
+  std::optional<fly::StageDumper> dumper;
+  if (std::optional<std::string> dir =
+          fly::StageDumper::directoryFromEnvironment())
+    dumper.emplace(*dir);
+
   std::mutex variantsMutex;
   std::vector<fly::VariantResult> variants;
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
@@ -106,6 +126,8 @@ int main(int argc, char **argv) {
       return failure();
     if (hintSets.empty())
       return success();
+    if (dumper)
+      pm.addInstrumentation(dumper->instrument(nullptr));
     fly::ReplayInstrumentation::Options options;
     std::string jobsNote;
     options.jobs = fly::clampJobs(jobsOpt, &jobsNote);
@@ -149,19 +171,26 @@ int main(int argc, char **argv) {
     std::sort(variants.begin(), variants.end(),
               [](const auto &a, const auto &b) { return a.index < b.index; });
     fly::markDuplicates(variants);
-    if (variants.size() != hintSets.size()) {
+    if (succeeded(status) && variants.size() != hintSets.size()) {
       llvm::errs() << "fly-opt: error: " << variants.size() << " of "
                    << hintSets.size()
                    << " variants were produced; does the pipeline run "
                       "gpu-module-to-binary?\n";
       status = failure();
     }
-    if (!outDirOpt.empty()) {
-      llvm::json::Object sweep{{"tool", "fly-opt"},
-                               {"variant_count",
-                                static_cast<int64_t>(variants.size())}};
+    if (dumper)
+      for (const fly::VariantResult &variant : variants)
+        if (variant.succeeded())
+          dumper->write(variant.id + "_gpu-module-to-binary", variant.binaryIR);
+    // Nothing is written for a run that produced no variants (a parse or
+    // pipeline error): an empty manifest would read as "0 variants, fine".
+    if (!outDirOpt.empty() && !variants.empty()) {
+      fly::SweepHeader header;
+      header.tool = "fly-opt";
+      header.input = inputFile;
+      header.binaryPass = variants.front().binaryPass;
       if (llvm::Error err =
-              fly::writeSweepOutputs(outDirOpt, variants, std::move(sweep))) {
+              fly::writeSweepOutputs(outDirOpt, variants, header)) {
         llvm::errs() << "fly-opt: error: " << llvm::toString(std::move(err))
                      << "\n";
         status = failure();
@@ -170,7 +199,11 @@ int main(int argc, char **argv) {
     for (const fly::VariantResult &variant : variants)
       if (!variant.succeeded()) {
         llvm::errs() << "fly-opt: error: variant " << variant.id
-                     << " failed: " << variant.error << "\n";
+                     << " failed:\n";
+        llvm::SmallVector<llvm::StringRef> lines;
+        llvm::StringRef(variant.error).rtrim().split(lines, '\n');
+        for (llvm::StringRef line : lines)
+          llvm::errs() << "    " << line << "\n";
         status = failure();
       }
   }

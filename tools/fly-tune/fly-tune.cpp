@@ -4,20 +4,23 @@
 //
 // runs the pipeline's prefix once (or loads it from the compile cache), the
 // binary pass once per hint set in parallel, prints a table and writes every
-// variant plus report.json to --out-dir. With no input it tunes the bundled
+// variant plus manifest.json to --out-dir. With no input it tunes the bundled
 // example. A thin shell over fly::SplitCompiler.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
+#include "fly/Compiler/TargetName.h"
 #include "fly/Executor/WorkDir.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Support/OutputDirectory.h"
 #include "fly/Support/SafeFile.h"
+#include "fly/Support/ToolHelp.h"
 #include "fly/Support/ToolOptions.h"
 #include "fly/Transforms/Passes.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
@@ -30,6 +33,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
 #include "BundledExample.inc"
@@ -38,59 +42,86 @@ using namespace mlir;
 namespace cl = llvm::cl;
 using llvm::StringRef;
 
-static cl::opt<std::string> inputOpt(cl::Positional,
-                                     cl::desc("<kernel.mlir> (default: the "
-                                              "bundled example)"),
-                                     cl::init(""));
+// fly-tune's own options, shown first by --help; LLVM's and the --mlir-*
+// pass-manager flags (which apply to both phases) are behind --help-hidden.
+static cl::OptionCategory tuneCategory("Fly-tune options");
 static cl::opt<std::string>
-    targetOpt("target", cl::desc("rocdl:<chip> or nvvm:<sm_XX>"),
-              cl::init("rocdl:gfx942"));
-static cl::opt<std::string> hintsOpt("hints",
-                                     cl::desc("Hint sets 'k=v,k=v;k=v'"));
+    inputOpt(cl::Positional,
+             cl::desc("<kernel.mlir> (default: the bundled example)"),
+             cl::init(""), cl::cat(tuneCategory));
+static cl::opt<std::string> targetOpt(
+    "target",
+    cl::desc("rocdl:<gfxNNN> or nvvm:<sm_NN> (default: rocdl:gfx942)"),
+    cl::value_desc("family:chip"), cl::init("rocdl:gfx942"),
+    cl::cat(tuneCategory));
 static cl::opt<std::string>
-    hintsFileOpt("hints-file", cl::desc("JSON list of hint-set objects"));
+    hintsOpt("hints",
+             cl::desc("Hint sets 'k=v,k=v;k=v' (default: the bundled 8 sets "
+                      "on rocdl, maxnreg=128/64/32 on nvvm)"),
+             cl::value_desc("sets"), cl::cat(tuneCategory));
 static cl::opt<std::string>
-    pipelineOpt("pipeline", cl::desc("Full pipeline, gpu-module-to-binary "
-                                     "included (default: the target's "
-                                     "lowering preset)"));
-static cl::opt<std::string>
-    toolkitOpt("toolkit", cl::desc("Toolkit for gpu-module-to-binary "
-                                   "(ROCm-shaped folder or CUDA)"));
+    hintsFileOpt("hints-file",
+                 cl::desc("JSON list of hint-set objects, after --hints "
+                          "(default: none)"),
+                 cl::value_desc("file.json"), cl::cat(tuneCategory));
+static cl::opt<std::string> pipelineOpt(
+    "pipeline",
+    cl::desc("Full pipeline, gpu-module-to-binary included (default: the "
+             "target's lowering preset)"),
+    cl::cat(tuneCategory));
+static cl::opt<std::string> toolkitOpt(
+    "toolkit",
+    cl::desc("ROCm-shaped folder or CUDA toolkit for gpu-module-to-binary "
+             "(default: found)"),
+    cl::value_desc("dir"), cl::cat(tuneCategory));
 static cl::opt<std::string>
     formatOpt("format",
               cl::desc("Object format: bin, fatbin, isa (default: fatbin on "
-                       "ROCDL, whose kernel table carries register counts; "
-                       "bin on NVVM, whose cubin fly reads them from)"),
-              cl::init(""));
-static cl::opt<unsigned> jobsOpt("jobs",
-                                 cl::desc("Variants compiled at once "
-                                          "(default: hardware threads)"),
-                                 cl::init(0));
-static cl::opt<std::string> outDirOpt("out-dir",
-                                      cl::desc("Where variants and "
-                                               "report.json go"),
-                                      cl::init("fly-tune-out"));
-static cl::opt<bool> noCacheOpt("no-cache",
-                                cl::desc("Do not read or write the cache"));
+                       "rocdl, bin on nvvm)"),
+              cl::init(""), cl::cat(tuneCategory));
+static cl::opt<unsigned>
+    jobsOpt("jobs",
+            cl::desc("Variants compiled at once (default: 0 = hardware "
+                     "threads)"),
+            cl::init(0), cl::cat(tuneCategory));
+static cl::opt<std::string>
+    outDirOpt("out-dir",
+              cl::desc("Where the variants and manifest.json go (default: "
+                       "fly-tune-out)"),
+              cl::value_desc("dir"), cl::init("fly-tune-out"),
+              cl::cat(tuneCategory));
 static cl::opt<bool>
-    explainCacheOpt("explain-cache",
-                    cl::desc("Say which key part changed on a cache miss"));
-static cl::opt<bool> quietOpt("quiet", cl::desc("No progress lines"));
+    noCacheOpt("no-cache",
+               cl::desc("Do not read or write the compile cache (default: "
+                        "off; see FLY_ENABLE_CACHE)"),
+               cl::cat(tuneCategory));
+static cl::opt<bool> explainCacheOpt(
+    "explain-cache",
+    cl::desc("Say which key part changed on a cache miss (default: off)"),
+    cl::cat(tuneCategory));
+static cl::opt<bool> quietOpt("quiet",
+                              cl::desc("No progress lines (default: off)"),
+                              cl::cat(tuneCategory));
 static cl::opt<std::string> benchOpt(
     "bench",
-    cl::desc("After compiling, run every variant on the GPU with fly-run and "
-             "this launch spec (JSON), and pick the winner"),
-    cl::value_desc("launch-spec.json"));
-static cl::opt<bool> retuneOpt("retune",
-                               cl::desc("With --bench: measure again even if "
-                                        "a stored winner matches"));
+    cl::desc("Then run every variant on the GPU with fly-run and this launch "
+             "spec; no value: the bundled example's (default: off)"),
+    cl::value_desc("launch.json"), cl::ValueOptional, cl::cat(tuneCategory));
+static cl::opt<bool> requireGpuOpt(
+    "require-gpu",
+    cl::desc("With --bench: no GPU is an error, exit 77 (default: off, the "
+             "benchmark is skipped)"),
+    cl::cat(tuneCategory));
+static cl::opt<bool>
+    retuneOpt("retune",
+              cl::desc("With --bench: measure again even if a stored winner "
+                       "matches (default: off)"),
+              cl::cat(tuneCategory));
 static cl::opt<std::string> executorOpt(
     "executor",
-    cl::desc("Where variants compile: batch (in process, fastest), isolated "
-             "(in process, a backend crash or LLVM fatal error fails only its "
-             "variant) or process (child fly-tune processes: nothing the "
-             "backend does reaches this one)"),
-    cl::init("isolated"));
+    cl::desc("Where variants compile: batch (in process), isolated (a crash "
+             "fails only its variant) or process (default: isolated)"),
+    cl::init("isolated"), cl::cat(tuneCategory));
 static cl::opt<bool> isolateOpt(
     "isolate",
     cl::desc("--isolate=false is --executor=batch (kept for old scripts)"),
@@ -111,10 +142,8 @@ static cl::opt<std::string>
                cl::Hidden);
 static cl::opt<bool> reuseIsaOpt(
     "reuse-isa",
-    cl::desc("Compile the ISA once for hint sets that share it (NVVM: sets "
-             "that differ only in maxnreg or ptxas options) and run only "
-             "ptxas per variant; objects are byte-identical (default on)"),
-    cl::init(true));
+    cl::desc("One ISA compile for hint sets that share it (default: on)"),
+    cl::init(true), cl::cat(tuneCategory));
 
 static std::string findRocmToolkit(const char *argv0) {
   if (std::optional<std::string> env =
@@ -161,10 +190,14 @@ static std::string presetPipeline(StringRef family, StringRef chip,
                        chip, binary);
 }
 
+/// fly-run's exit status when it finds no GPU (the automake "skip" code).
+static constexpr int kNoDeviceStatus = 77;
+
 /// Hands the variants to fly-run, which sits beside fly-tune and links no
 /// LLVM: the GPU step is the same whether it runs here or on another
-/// machine. Returns fly-run's status (77: no device), or `status` if worse.
-static int runBench(const char *argv0, int status) {
+/// machine. Returns `status`, or fly-run's if worse; no GPU skips the
+/// benchmark unless --require-gpu.
+static int runBench(const char *argv0, StringRef spec, int status) {
   std::string exe = llvm::sys::fs::getMainExecutable(
       argv0, reinterpret_cast<void *>(&findRocmToolkit));
   llvm::SmallString<256> flyRun(llvm::sys::path::parent_path(exe));
@@ -174,7 +207,7 @@ static int runBench(const char *argv0, int status) {
         << "--bench needs fly-run beside fly-tune (" << flyRun << ")\n";
     return 1;
   }
-  llvm::SmallVector<StringRef> args = {flyRun, outDirOpt, benchOpt};
+  llvm::SmallVector<StringRef> args = {flyRun, outDirOpt, spec};
   if (retuneOpt)
     args.push_back("--retune");
   if (quietOpt)
@@ -188,7 +221,34 @@ static int runBench(const char *argv0, int status) {
         << "cannot run fly-run: " << error << "\n";
     return 1;
   }
+  if (benchStatus == kNoDeviceStatus && !requireGpuOpt) {
+    llvm::errs() << "fly-tune: benchmark skipped: no GPU (the variants are "
+                    "compiled; --require-gpu makes this an error)\n";
+    return status;
+  }
   return benchStatus != 0 ? benchStatus : status;
+}
+
+/// Whether an --mlir-print-ir-* flag was given: they print nothing for
+/// passes that a cache hit skips.
+static bool irPrintingRequested() {
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (name.starts_with("mlir-print-ir-") && option->getNumOccurrences())
+      return true;
+  return false;
+}
+
+/// "1 variant", "2 variants".
+static std::string count(size_t n, StringRef noun) {
+  return std::to_string(n) + " " + noun.str() + (n == 1 ? "" : "s");
+}
+
+/// Prints `text` with every line indented under a heading.
+static void printIndented(llvm::raw_ostream &os, StringRef text) {
+  llvm::SmallVector<StringRef> lines;
+  text.rtrim().split(lines, '\n');
+  for (StringRef line : lines)
+    os << "    " << line << "\n";
 }
 
 static std::string metadataCell(const llvm::json::Object &md, StringRef key) {
@@ -199,16 +259,27 @@ static std::string metadataCell(const llvm::json::Object &md, StringRef key) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // Before anything else registers options: these are LLVM's and the
+  // linked libraries' static ones, shown by --help-hidden only.
+  fly::hideUnrelatedOptions({&tuneCategory});
+  fly::addVersionPrinter();
   registerAllPasses();
   // fly's own passes too: replays run fly-assemble-isa, which
   // --mlir-print-ir-after= and crash reproducers name.
   fly::registerFlySnapshotPasses();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
+  // The --mlir-* flags just registered apply to both phases; --help lists
+  // fly-tune's own.
+  fly::hideUnrelatedOptions({&tuneCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "fly-tune: compile one GPU kernel under many backend hint sets, "
-      "running everything before gpu-module-to-binary once\n");
+      "running everything before gpu-module-to-binary once.\n"
+      "  The --mlir-* pass-manager flags apply to both phases "
+      "(--help-hidden lists them).\n"
+      "  Environment: FLY_CACHE_DIR, FLY_ENABLE_CACHE, FLY_DUMP_IR, ... "
+      "(README.md).\n");
   auto fail = [](const llvm::Twine &msg) {
     llvm::WithColor::error(llvm::errs(), "fly-tune") << msg << "\n";
     return 1;
@@ -241,10 +312,9 @@ int main(int argc, char **argv) {
   if (!isolateOpt && executorOpt.getNumOccurrences() == 0)
     executor = fly::ExecutorKind::Batch;
 
+  if (llvm::Error err = fly::checkTargetName(targetOpt))
+    return fail("--target: " + llvm::toString(std::move(err)));
   auto [family, chip] = StringRef(targetOpt).split(':');
-  if ((family != "rocdl" && family != "nvvm") || chip.empty())
-    return fail("--target must be rocdl:<chip> or nvvm:<sm_XX>, got '" +
-                targetOpt + "'");
   // Checked before anything compiles: a bad format or out-dir used to be
   // found after the whole sweep (or never).
   if (!formatOpt.empty())
@@ -267,6 +337,14 @@ int main(int argc, char **argv) {
     job.source = (*buffer)->getBuffer().str();
     job.sourceName = inputOpt;
   }
+
+  // --bench with no value: the bundled example's launch spec, written into
+  // --out-dir beside the variants once they are.
+  std::string benchSpec = benchOpt;
+  if (benchOpt.getNumOccurrences() && benchSpec.empty() && !bundled)
+    return fail("--bench needs a launch spec for '" + inputOpt +
+                "' (--bench=<launch.json>, like examples/*.launch.json); "
+                "only the bundled example has one built in");
 
   if (!hintsOpt.empty()) {
     auto parsed = fly::parseHintSets(hintsOpt);
@@ -326,15 +404,27 @@ int main(int argc, char **argv) {
     options.progress = [](StringRef line) {
       llvm::errs() << "fly-tune: " << line << "\n";
     };
+  // Diagnostics as mlir-opt prints them: file:line:col and the source line.
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(job.source, job.sourceName),
+      llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
   fly::SplitCompiler compiler(context, options);
   if (!quietOpt)
     llvm::errs() << "fly-tune: " << job.sourceName << " for " << targetOpt
-                 << ", " << job.hintSets.size() << " hint sets\n";
+                 << ", " << count(job.hintSets.size(), "hint set") << "\n";
   FailureOr<fly::CompileResult> result = compiler.compile(job);
   if (failed(result))
     return 1;
   for (const std::string &warning : result->warnings)
     llvm::WithColor::warning(llvm::errs(), "fly-tune") << warning << "\n";
+  if (result->prefixFromCache && irPrintingRequested())
+    llvm::WithColor::warning(llvm::errs(), "fly-tune")
+        << "phase 1 came from the compile cache, so no prefix passes ran and "
+           "--mlir-print-ir-* printed nothing for them (cached variants "
+           "neither); --no-cache or FLY_ALWAYS_COMPILE=1 runs them\n";
 
   // Table.
   llvm::outs() << llvm::formatv(
@@ -389,40 +479,53 @@ int main(int argc, char **argv) {
         scratch, bytes, note);
   }
 
-  llvm::json::Object report{
-      {"tool", "fly-tune"},
-      {"input", job.sourceName},
-      {"target", targetOpt},
-      {"pipeline", job.pipeline},
-      {"prefix", result->prefix},
-      {"binary_pass", result->binaryPass},
-      {"suffix", result->suffix},
-      {"prefix_from_cache", result->prefixFromCache},
-      {"phase1", result->prefixFromCache ? "from cache" : "compiled"},
-      {"base_key", result->baseKey},
-      {"cache_explanation", result->cacheExplanation},
-      {"prefix_ms", result->prefixMs},
-      {"replay_ms", result->replayMs},
-      {"total_ms", result->totalMs},
-      {"warnings", llvm::json::Array(result->warnings)},
-      {"reproducers", llvm::json::Array(result->reproducers)},
-  };
-  llvm::json::Array fromCache;
-  for (bool cached : result->variantFromCache)
-    fromCache.push_back(cached);
-  report["variant_from_cache"] = std::move(fromCache);
-  if (llvm::Error err = fly::writeSweepOutputs(outDirOpt, result->variants,
-                                               std::move(report)))
+  fly::SweepHeader header;
+  header.tool = "fly-tune";
+  header.input = job.sourceName;
+  header.target = targetOpt;
+  header.pipeline = job.pipeline;
+  header.prefix = result->prefix;
+  header.binaryPass = result->binaryPass;
+  header.suffix = result->suffix;
+  header.prefixFromCache = result->prefixFromCache;
+  header.baseKey = result->baseKey;
+  header.cacheExplanation = result->cacheExplanation;
+  header.prefixMs = result->prefixMs;
+  header.replayMs = result->replayMs;
+  header.totalMs = result->totalMs;
+  header.warnings = result->warnings;
+  header.reproducers = result->reproducers;
+  header.variantFromCache = result->variantFromCache;
+  if (llvm::Error err =
+          fly::writeSweepOutputs(outDirOpt, result->variants, header))
     return fail(llvm::toString(std::move(err)));
-  llvm::outs() << "\nwrote " << result->variants.size() << " variants and "
-               << outDirOpt << "/manifest.json\n";
+  llvm::outs() << "\nwrote " << count(result->variants.size(), "variant")
+               << " and " << outDirOpt << "/manifest.json\n";
   int status = 0;
   if (unsigned failed = result->numFailed()) {
+    // The whole cause (a ptxas log, say), under the variant it belongs to.
+    llvm::outs().flush();
+    for (const fly::VariantResult &v : result->variants) {
+      if (v.succeeded())
+        continue;
+      llvm::errs() << "fly-tune: variant " << v.id << " failed:\n";
+      printIndented(llvm::errs(), v.error);
+    }
     llvm::errs() << "fly-tune: partial: " << failed << " of "
-                 << result->variants.size() << " variants failed\n";
+                 << count(result->variants.size(), "variant") << " failed\n";
     status = 2;
   }
-  if (benchOpt.empty())
+  if (!benchOpt.getNumOccurrences())
     return status;
-  return runBench(argv[0], status);
+  if (benchSpec.empty()) {
+    llvm::SmallString<256> path(outDirOpt);
+    llvm::sys::path::append(path, "bundled.launch.json");
+    if (llvm::Error err = llvm::writeToOutput(path, [](llvm::raw_ostream &os) {
+          os << kBundledLaunchSpec;
+          return llvm::Error::success();
+        }))
+      return fail(llvm::toString(std::move(err)));
+    benchSpec = std::string(path);
+  }
+  return runBench(argv[0], benchSpec, status);
 }

@@ -83,8 +83,12 @@ struct CacheConfig {
   std::string directory;
   /// Disk size cap enforced by pruning; 0 = no cap.
   uint64_t maxBytes = 2ull << 30;
+  /// Never use an entry (compile everything) but still write them, like
+  /// TRITON_ALWAYS_COMPILE.
+  bool alwaysCompile = false;
 
-  /// FLY_ENABLE_CACHE, FLY_CACHE_DIR, XDG_CACHE_HOME, FLY_CACHE_MAX_MB.
+  /// FLY_ENABLE_CACHE, FLY_ALWAYS_COMPILE, FLY_CACHE_DIR, XDG_CACHE_HOME,
+  /// FLY_CACHE_MAX_MB; a value that means nothing is a warning.
   static CacheConfig fromEnvironment();
 };
 

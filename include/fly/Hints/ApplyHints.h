@@ -63,6 +63,12 @@ std::string
 getBinaryOptsHint(const HintSet &hints,
                   llvm::ArrayRef<mlir::gpu::GPUModuleOp> gpuModules);
 
+/// The warning for `opts` flags given to a gpu.module with a #rocdl.target:
+/// upstream ROCDL serialization ignores the binary pass's `opts`, so they
+/// change nothing in the object. "" when `rocdlOpts` is empty. Callers that
+/// turn some flags into IR hints pass only the flags left over.
+std::string getIgnoredRocdlOptsWarning(llvm::StringRef rocdlOpts);
+
 } // namespace fly
 
 #endif // FLY_HINTS_APPLYHINTS_H

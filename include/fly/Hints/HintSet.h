@@ -43,6 +43,10 @@ public:
   std::optional<llvm::StringRef> lookup(llvm::StringRef key) const;
   bool empty() const { return entries_.empty(); }
 
+  /// The hint set as a JSON object, integer hints as numbers
+  /// (`{"maxnreg": 32, "opts": "-O3"}`); fromJSON reads it back.
+  llvm::json::Object toJSON() const;
+
   /// `a=1,b=2` with keys sorted; the empty set prints as "".
   std::string canonical() const;
   /// A label usable as a symbol and file name: `maxnreg_64.waves_per_eu_2`,

@@ -29,7 +29,7 @@ public:
     /// Variants replayed at once; 0 = the context's thread count.
     unsigned jobs = 0;
     /// One ISA compile for variants that share it (ReplayConfig::reuseIsa).
-    bool reuseIsa = false;
+    bool reuseIsa = true;
     /// Applied to the replays' pass manager (IR printing, timing, ...).
     std::function<mlir::LogicalResult(mlir::PassManager &)>
         configurePassManager;

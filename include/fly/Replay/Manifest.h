@@ -9,7 +9,39 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
+#include <optional>
+#include <string>
+#include <vector>
+
 namespace fly {
+
+/// Bumped when a manifest key changes meaning or goes away (docs/manifest.md).
+constexpr int64_t kManifestSchemaVersion = 1;
+
+/// The manifest's top-level fields besides `variants`: every tool writes the
+/// same keys (docs/manifest.schema.json); what a tool does not know is null.
+struct SweepHeader {
+  /// fly-tune, fly-opt, fly-snapshot (the pass), fly-capi.
+  std::string tool;
+  /// The input file (or a name for it).
+  std::string input;
+  /// family:chip, e.g. rocdl:gfx942, where the tool was given one.
+  std::optional<std::string> target;
+  /// The full pipeline and its split at the binary pass (fly-tune).
+  std::optional<std::string> pipeline, prefix, suffix;
+  /// The binary pass as replayed (with its options).
+  std::string binaryPass;
+  /// Whether phase 1 came from the compile cache (tools with a cache).
+  std::optional<bool> prefixFromCache;
+  std::optional<std::string> baseKey, cacheExplanation;
+  std::optional<double> prefixMs, replayMs, totalMs;
+  std::vector<std::string> warnings, reproducers;
+  /// Per variant, in hint-set order: whether it came from the cache (empty:
+  /// all were compiled).
+  std::vector<bool> variantFromCache;
+};
+
+llvm::json::Object toJSON(const SweepHeader &header, size_t variantCount);
 
 /// The manifest entry of one variant. `files` are the names written for it.
 llvm::json::Object variantToJSON(const VariantResult &result,
@@ -19,11 +51,11 @@ llvm::json::Object variantToJSON(const VariantResult &result,
 /// raw object per gpu.module (`<id>.<module><ext>`, the module name
 /// sanitised), then `manifest.json` describing every variant, failed ones
 /// included. The out-dir is replaced as a whole (OutputDirectory): on an
-/// error the previous one is left as it was. `sweep` holds the manifest's
+/// error the previous one is left as it was. `header` gives the manifest's
 /// top-level fields besides `variants`.
 llvm::Error writeSweepOutputs(llvm::StringRef outDir,
                               llvm::ArrayRef<VariantResult> results,
-                              llvm::json::Object sweep);
+                              const SweepHeader &header);
 
 } // namespace fly
 

@@ -34,6 +34,10 @@ def FlySnapshot : Pass<"fly-snapshot", "::mlir::ModuleOp"> {
       `ptxas-cmd-options` flag, elsewhere appended to the binary pass's
       `opts`).
 
+    With no hints the pass only checks its placement (and writes
+    `snapshot-file`), and says so in a warning. `FLY_DUMP_IR=1` writes the
+    checkpoint and each variant's gpu.binary to `FLY_DUMP_DIR`.
+
     With `out-dir`, each variant's gpu.binary (`.mlir`), its raw objects
     (`.hsaco`, `.cubin`, `.fatbin`, `.ptx`, `.s`) and one `manifest.json`
     (per-kernel register counts, spills, LDS, replay time, duplicates) are
@@ -57,7 +61,9 @@ def FlySnapshot : Pass<"fly-snapshot", "::mlir::ModuleOp"> {
     Option<"binaryPass", "binary-pass", "std::string",
            /*default=*/[{"gpu-module-to-binary"}],
            "The binary pass to replay, with its options, e.g. "
-           "gpu-module-to-binary{format=isa toolkit=/usr/local/cuda}">,
+           "gpu-module-to-binary{format=isa toolkit=/usr/local/cuda} "
+           "(default: the pipeline's next pass when --pass-pipeline shows "
+           "it, else gpu-module-to-binary with its defaults)">,
     Option<"outDir", "out-dir", "std::string", /*default=*/[{""}],
            "Directory for per-variant objects and manifest.json">,
     Option<"snapshotFile", "snapshot-file", "std::string", /*default=*/[{""}],
@@ -65,13 +71,16 @@ def FlySnapshot : Pass<"fly-snapshot", "::mlir::ModuleOp"> {
     Option<"snapshotFormat", "snapshot-format", "std::string",
            /*default=*/[{"bytecode"}],
            "Format of snapshot-file: bytecode or text">,
+    Option<"jobs", "jobs", "unsigned", /*default=*/"0",
+           "Variants compiled at once (default 0: the context's thread "
+           "count); bounds the hinted copies alive at a time">,
     Option<"maxParallel", "max-parallel", "unsigned", /*default=*/"0",
-           "Variants compiled at once (0: the context's thread count); "
-           "bounds the hinted copies alive at a time">,
-    Option<"reuseIsa", "reuse-isa", "bool", /*default=*/"false",
+           "Old name of `jobs`">,
+    Option<"reuseIsa", "reuse-isa", "bool", /*default=*/"true",
            "Compile the ISA once for variants that share it (NVVM: hints "
            "that only differ in maxnreg or ptxas options) and finish each "
-           "with fly-assemble-isa; the objects are byte-identical">,
+           "with fly-assemble-isa; the objects are byte-identical (default "
+           "true, as in fly-tune and fly-opt)">,
     Option<"isolate", "isolate", "bool", /*default=*/"false",
            "Replay each variant alone under crash recovery, so a backend "
            "crash or LLVM fatal error fails only its variant instead of "
