@@ -3,8 +3,10 @@
 #include "fly/Compiler/SplitCompiler.h"
 
 #include "fly/Executor/WorkDir.h"
+#include "fly/Hints/BackendOpts.h"
 #include "fly/Pipeline/SplitPipeline.h"
 #include "fly/Pipeline/StageDumper.h"
+#include "fly/Replay/Replay.h"
 #include "fly/Snapshot/Snapshot.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -128,6 +130,11 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
   OwningOpRef<ModuleOp> preBinary = runOrLoadPrefix(job, result, baseKey);
   if (!preBinary)
     return failure();
+  // What the binary pass's opts= flags become on ROCDL (BackendOpts.h).
+  for (BinaryOptsMessage &message :
+       describeBinaryOpts(getPassOption(result.binaryPass, "opts"),
+                          getTargetedGpuModules(*preBinary)))
+    result.warnings.push_back(std::move(message.text));
   Clock::time_point replayStart = Clock::now();
   std::vector<CacheKey> keys;
   FailureOr<ReplayPlan> plan =

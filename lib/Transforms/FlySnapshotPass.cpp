@@ -3,6 +3,7 @@
 #include "fly/Transforms/Passes.h"
 
 #include "fly/Executor/Executor.h"
+#include "fly/Hints/BackendOpts.h"
 #include "fly/Hints/HintSet.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Replay/Replay.h"
@@ -83,6 +84,8 @@ void FlySnapshotPass::runOnOperation() {
     return signalPassFailure();
   if (hintSets->empty())
     return;
+  fly::diagnoseBinaryOpts(fly::getPassOption(binaryPass, "opts"),
+                          fly::getTargetedGpuModules(module), module.getLoc());
 
   fly::ReplayPlanOptions planOptions;
   planOptions.reuseIsa = reuseIsa;

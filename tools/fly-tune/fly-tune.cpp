@@ -9,8 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fly/Compiler/Presets.h"
 #include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
+#include "fly/Compiler/SweepReport.h"
 #include "fly/Executor/WorkDir.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Support/OutputDirectory.h"
@@ -116,58 +118,18 @@ static cl::opt<bool> reuseIsaOpt(
              "ptxas per variant; objects are byte-identical (default on)"),
     cl::init(true));
 
-static std::string findRocmToolkit(const char *argv0) {
-  if (std::optional<std::string> env =
-          llvm::sys::Process::GetEnv("FLY_ROCM_TOOLKIT"))
-    return *env;
-  std::string exe = llvm::sys::fs::getMainExecutable(
-      argv0, reinterpret_cast<void *>(&findRocmToolkit));
-  llvm::SmallString<256> candidate(llvm::sys::path::parent_path(
-      llvm::sys::path::parent_path(exe)));
-  llvm::SmallString<256> installed(candidate);
-  llvm::sys::path::append(candidate, "rocm-toolkit");
-  llvm::sys::path::append(installed, "share", "fly-snapshot", "rocm-toolkit");
-  for (StringRef dir : {StringRef(candidate), StringRef(installed),
-                        StringRef(FLY_INSTALL_TOOLKIT_DIR),
-                        StringRef("/opt/rocm")}) {
-    llvm::SmallString<256> lld(dir);
-    llvm::sys::path::append(lld, "llvm", "bin", "ld.lld");
-    if (llvm::sys::fs::exists(lld))
-      return dir.str();
-  }
-  return "";
-}
-
-/// The lowering preset for plain gpu-dialect input.
-static std::string presetPipeline(StringRef family, StringRef chip,
-                                  StringRef toolkit) {
-  std::string format = formatOpt;
-  if (format.empty())
-    format = family == "rocdl" ? "fatbin" : "bin";
-  std::string binary = llvm::formatv("gpu-module-to-binary{{format={0} "
-                                     "toolkit={1}}",
-                                     format, toolkit);
-  if (family == "rocdl")
-    return llvm::formatv("builtin.module(canonicalize,cse,"
-                         "rocdl-attach-target{{chip={0} O=3},"
-                         "gpu.module(convert-scf-to-cf,"
-                         "convert-gpu-to-rocdl{{chipset={0}}),"
-                         "reconcile-unrealized-casts,{1})",
-                         chip, binary);
-  return llvm::formatv("builtin.module(canonicalize,cse,"
-                       "nvvm-attach-target{{chip={0} O=3},"
-                       "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm),"
-                       "reconcile-unrealized-casts,{1})",
-                       chip, binary);
+static std::string toolDir(const char *argv0) {
+  static int anchor;
+  return llvm::sys::path::parent_path(
+             llvm::sys::fs::getMainExecutable(argv0, &anchor))
+      .str();
 }
 
 /// Hands the variants to fly-run, which sits beside fly-tune and links no
 /// LLVM: the GPU step is the same whether it runs here or on another
 /// machine. Returns fly-run's status (77: no device), or `status` if worse.
 static int runBench(const char *argv0, int status) {
-  std::string exe = llvm::sys::fs::getMainExecutable(
-      argv0, reinterpret_cast<void *>(&findRocmToolkit));
-  llvm::SmallString<256> flyRun(llvm::sys::path::parent_path(exe));
+  llvm::SmallString<256> flyRun(toolDir(argv0));
   llvm::sys::path::append(flyRun, "fly-run");
   if (!llvm::sys::fs::can_execute(flyRun)) {
     llvm::WithColor::error(llvm::errs(), "fly-tune")
@@ -241,10 +203,10 @@ int main(int argc, char **argv) {
   if (!isolateOpt && executorOpt.getNumOccurrences() == 0)
     executor = fly::ExecutorKind::Batch;
 
-  auto [family, chip] = StringRef(targetOpt).split(':');
-  if ((family != "rocdl" && family != "nvvm") || chip.empty())
-    return fail("--target must be rocdl:<chip> or nvvm:<sm_XX>, got '" +
-                targetOpt + "'");
+  llvm::Expected<fly::TargetSpec> target = fly::parseTargetSpec(targetOpt);
+  if (!target)
+    return fail("--" + llvm::toString(target.takeError()));
+  StringRef family = target->family;
   // Checked before anything compiles: a bad format or out-dir used to be
   // found after the whole sweep (or never).
   if (!formatOpt.empty())
@@ -292,14 +254,14 @@ int main(int argc, char **argv) {
 
   std::string toolkit = toolkitOpt;
   if (toolkit.empty())
-    toolkit = family == "rocdl" ? findRocmToolkit(argv[0])
-                                : std::string(FLY_DEFAULT_CUDA_TOOLKIT);
+    toolkit = fly::findToolkit(family, toolDir(argv[0]));
   if (pipelineOpt.empty() && toolkit.empty())
     return fail("no toolkit found for " + family +
                 ": pass --toolkit=<dir> (a ROCm-shaped folder with "
                 "amdgcn/bitcode and llvm/bin/ld.lld, or the CUDA toolkit)");
-  job.pipeline = pipelineOpt.empty() ? presetPipeline(family, chip, toolkit)
-                                     : std::string(pipelineOpt);
+  job.pipeline = pipelineOpt.empty()
+                     ? fly::getPresetPipeline(*target, toolkit, formatOpt)
+                     : std::string(pipelineOpt);
 
   DialectRegistry registry;
   fly::registerCompilerDialects(registry);
@@ -389,28 +351,7 @@ int main(int argc, char **argv) {
         scratch, bytes, note);
   }
 
-  llvm::json::Object report{
-      {"tool", "fly-tune"},
-      {"input", job.sourceName},
-      {"target", targetOpt},
-      {"pipeline", job.pipeline},
-      {"prefix", result->prefix},
-      {"binary_pass", result->binaryPass},
-      {"suffix", result->suffix},
-      {"prefix_from_cache", result->prefixFromCache},
-      {"phase1", result->prefixFromCache ? "from cache" : "compiled"},
-      {"base_key", result->baseKey},
-      {"cache_explanation", result->cacheExplanation},
-      {"prefix_ms", result->prefixMs},
-      {"replay_ms", result->replayMs},
-      {"total_ms", result->totalMs},
-      {"warnings", llvm::json::Array(result->warnings)},
-      {"reproducers", llvm::json::Array(result->reproducers)},
-  };
-  llvm::json::Array fromCache;
-  for (bool cached : result->variantFromCache)
-    fromCache.push_back(cached);
-  report["variant_from_cache"] = std::move(fromCache);
+  llvm::json::Object report = fly::getSweepReport("fly-tune", job, *result);
   if (llvm::Error err = fly::writeSweepOutputs(outDirOpt, result->variants,
                                                std::move(report)))
     return fail(llvm::toString(std::move(err)));
