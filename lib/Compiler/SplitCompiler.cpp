@@ -130,17 +130,16 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
   OwningOpRef<ModuleOp> preBinary = runOrLoadPrefix(job, result, baseKey);
   if (!preBinary)
     return failure();
-  // What the binary pass's opts= flags become on ROCDL (BackendOpts.h).
-  for (BinaryOptsMessage &message :
-       describeBinaryOpts(getPassOption(result.binaryPass, "opts"),
-                          getTargetedGpuModules(*preBinary)))
-    result.warnings.push_back(std::move(message.text));
   Clock::time_point replayStart = Clock::now();
   std::vector<CacheKey> keys;
   FailureOr<ReplayPlan> plan =
       planVariants(*preBinary, job, result.binaryPass, baseKey, keys);
   if (failed(plan))
     return failure();
+  // What the binary pass's opts= flags become on ROCDL (BackendOpts.h).
+  for (BinaryOptsMessage &message : describeBinaryOpts(
+           plan->binaryPass.cmdOptions, getTargetedGpuModules(*preBinary)))
+    result.warnings.push_back(std::move(message.text));
   if (!options.planDir.empty())
     if (llvm::Error err = writeReplayWorkDir(options.planDir, *preBinary, *plan))
       return emitError(loc) << llvm::toString(std::move(err));

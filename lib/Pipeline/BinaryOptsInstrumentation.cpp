@@ -3,7 +3,7 @@
 #include "fly/Pipeline/BinaryOptsInstrumentation.h"
 
 #include "fly/Hints/BackendOpts.h"
-#include "fly/Replay/Replay.h"
+#include "fly/Replay/BinaryPass.h"
 #include "fly/Snapshot/Snapshot.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -20,9 +20,11 @@ void BinaryOptsInstrumentation::runBeforePass(Pass *pass, Operation *op) {
   std::string printed;
   llvm::raw_string_ostream os(printed);
   pass->printAsTextualPipeline(os);
-  std::string opts = getPassOption(printed, "opts");
-  if (opts.empty())
+  FailureOr<BinaryPassOptions> options =
+      parseBinaryPass(printed, module.getLoc());
+  if (failed(options) || options->cmdOptions.empty())
     return;
+  const std::string &opts = options->cmdOptions;
   SmallVector<gpu::GPUModuleOp> gpuModules = getTargetedGpuModules(module);
   diagnoseBinaryOpts(opts, gpuModules, module.getLoc());
   HintSet hints = getBinaryOptsHints(opts, gpuModules);

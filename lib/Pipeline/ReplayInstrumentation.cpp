@@ -4,6 +4,7 @@
 
 #include "fly/Executor/Executor.h"
 #include "fly/Hints/ApplyHints.h"
+#include "fly/Replay/BinaryPass.h"
 #include "fly/Replay/Replay.h"
 #include "fly/Snapshot/Snapshot.h"
 
@@ -68,8 +69,11 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
     ReplayPlanOptions planOptions;
     planOptions.reuseIsa = options.reuseIsa;
     planOptions.labels = config.variantIndices;
-    FailureOr<ReplayPlan> plan =
-        buildReplayPlan(module, binaryPass, extra, planOptions);
+    FailureOr<BinaryPassOptions> passOptions =
+        parseBinaryPass(binaryPass, module.getLoc());
+    FailureOr<ReplayPlan> plan = failure();
+    if (mlir::succeeded(passOptions))
+      plan = buildReplayPlan(module, *passOptions, extra, planOptions);
     if (mlir::succeeded(plan)) {
       ExecutorOptions executorOptions;
       executorOptions.jobs = options.jobs;

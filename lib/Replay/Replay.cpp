@@ -443,8 +443,8 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
     positionOf.try_emplace(e, k);
   }
   // What is written onto each variant: its hints over the opts= flags.
-  std::vector<HintSet> hintSets = getCompiledHintSets(
-      userHintSets, getPassOption(plan.binaryPass, "opts"), gpuModules);
+  std::vector<HintSet> hintSets =
+      getCompiledHintSets(userHintSets, plan.binaryPass.cmdOptions, gpuModules);
   // Variants whose `opts` differ need their own binary pass instance.
   // Groups keep the order of their first variant. An entry identical to one
   // replayed here copies its outcome instead of compiling.

@@ -68,8 +68,8 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
   // What each variant compiles with: its hint set over the backend flags of
   // the binary pass's opts= that ROCDL would drop (BackendOpts.h). Entries
   // keep the user's hint sets; replay() overlays them the same way.
-  std::vector<HintSet> compiled = getCompiledHintSets(
-      hintSets, getPassOption(binaryPass, "opts"), gpuModules);
+  std::vector<HintSet> compiled =
+      getCompiledHintSets(hintSets, binaryPass.cmdOptions, gpuModules);
   // Every hint set is checked before anything compiles, and only here: a
   // typo in the last of 200 hint sets must not cost 199 compiles first.
   for (const HintSet &hints : compiled)

@@ -84,8 +84,6 @@ void FlySnapshotPass::runOnOperation() {
     return signalPassFailure();
   if (hintSets->empty())
     return;
-  fly::diagnoseBinaryOpts(fly::getPassOption(binaryPass, "opts"),
-                          fly::getTargetedGpuModules(module), module.getLoc());
 
   fly::ReplayPlanOptions planOptions;
   planOptions.reuseIsa = reuseIsa;
@@ -93,6 +91,8 @@ void FlySnapshotPass::runOnOperation() {
       fly::parseBinaryPass(binaryPass, module.getLoc());
   if (failed(binaryPassOptions))
     return signalPassFailure();
+  fly::diagnoseBinaryOpts(binaryPassOptions->cmdOptions,
+                          fly::getTargetedGpuModules(module), module.getLoc());
   FailureOr<fly::ReplayPlan> plan = fly::buildReplayPlan(
       module, *binaryPassOptions, *hintSets, planOptions);
   if (failed(plan))
