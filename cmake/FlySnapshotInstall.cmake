@@ -6,6 +6,10 @@
 #   bin/fly-opt, bin/fly-tune      the tools
 #   share/fly-snapshot/            examples, rocm-toolkit (symlinks)
 #   lib/cmake/FlySnapshot/         find_package(FlySnapshot CONFIG)
+#   lib/python3/site-packages/fly_snapshot   the Python package (python/)
+# and, only with `--component llvm-dir`, an LLVM-dir layout for front ends
+# that run `<dir>/bin/mlir-opt` (FlyDSL's FLYDSL_COMPILE_LLVM_DIR):
+#   bin/mlir-opt -> fly-opt
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -27,6 +31,12 @@ install(TARGETS FlySnapshot FlySnapshotCAPI
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS FlySnapshotPlugin LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS fly-opt fly-tune RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# Not part of a plain install: an mlir-opt in e.g. /usr/local/bin would
+# shadow LLVM's.
+install(CODE "file(CREATE_LINK fly-opt
+  \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/mlir-opt\" SYMBOLIC)
+  message(STATUS \"Installing: \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/mlir-opt -> fly-opt\")"
+  COMPONENT llvm-dir EXCLUDE_FROM_ALL)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/
   DESTINATION ${CMAKE_INSTALL_DATADIR}/fly-snapshot/examples

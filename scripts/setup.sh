@@ -11,6 +11,7 @@ PACKAGES=(cmake ninja-build g++ python3 libgtest-dev
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools lld-22
           liblld-22-dev                # in-process ld.lld (lib/Backend/AmdgpuLinker.cpp)
           rocm-device-libs
+          python3-pytest python3-venv   # fly_snapshot tests (test/Python), pip install check
           libamdhip64-dev              # fly-run's HIP backend (AMD GPUs)
           clang-22 libclang-rt-22-dev)  # libFuzzer + ASan for scripts/fuzz.sh
 missing=()

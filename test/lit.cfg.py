@@ -1,6 +1,7 @@
 # -*- Python -*-
 import os
 import shutil
+import subprocess
 
 import lit.formats
 
@@ -25,9 +26,18 @@ config.substitutions.append(("%fly_src", config.fly_src_root))
 config.substitutions.append(("%fly_obj", config.fly_obj_root))
 config.substitutions.append(("%fly_capi_lib", config.fly_capi_lib))
 config.substitutions.append(("%cmake", config.cmake_command))
+config.substitutions.append(("%llvm_prefix", os.path.dirname(config.llvm_tools_dir)))
 config.substitutions.append(("%cxx", config.cxx_compiler))
 config.substitutions.append(("%python", shutil.which("python3") or "python3"))
 config.substitutions.append(("%rocm_toolkit", config.rocm_toolkit))
+# The system's python3 (Debian's, not one of a version manager) and whether
+# it can make virtual environments (python3-venv): test/Python.
+system_python = ("/usr/bin/python3" if os.path.exists("/usr/bin/python3")
+                 else shutil.which("python3") or "python3")
+if subprocess.run([system_python, "-c", "import ensurepip, venv"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("python-venv")
+config.substitutions.append(("%system_python", system_python))
 config.substitutions.append(("%cuda_toolkit", config.cuda_toolkit))
 
 # Each backend toolchain is a feature, so its tests skip where it is missing.

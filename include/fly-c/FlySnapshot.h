@@ -126,6 +126,22 @@ FLY_CAPI_EXPORTED const char *flyResultGetObjectModule(FlyResult result,
 /** Destroys a result; null results are ignored. */
 FLY_CAPI_EXPORTED void flyResultDestroy(FlyResult result);
 
+/** Writes a successful result the way fly-tune writes its --out-dir: per
+ *  successful variant `<id>.mlir` and one raw object per gpu.module, then
+ *  `manifest.json` (every variant, failed ones included). Returns false on
+ *  a failed result or an I/O error; flyGetLastError() says why. */
+FLY_CAPI_EXPORTED bool flyResultWrite(FlyResult result, const char *outDir);
+
+/** fly-tune's lowering preset for plain gpu-dialect input on `target`
+ *  ("rocdl:gfx942", "nvvm:sm_90"), ending in gpu-module-to-binary with
+ *  `toolkit` (NULL or "": the toolkit found beside this library, in its
+ *  install prefix or build tree, $FLY_ROCM_TOOLKIT, /opt/rocm; on NVVM the
+ *  CUDA toolkit found at configure time). NULL on a bad target or when no
+ *  toolkit is found (flyGetLastError() says why). The string lives until
+ *  the next call on this thread. */
+FLY_CAPI_EXPORTED const char *flyGetPresetPipeline(const char *target,
+                                                   const char *toolkit);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fly/Support/LLVMCompat.h"
 #include "fly/Transforms/Passes.h"
 
 #include "fly/Backend/AmdgpuLinker.h"
@@ -110,9 +111,9 @@ LogicalResult AssembleIsaPass::assemble(gpu::GPUModuleOp gpuModule,
     objects.push_back(created);
   }
   builder.setInsertionPointAfter(gpuModule);
-  gpu::BinaryOp::create(builder, gpuModule.getLoc(), gpuModule.getName(),
-                        gpuModule.getOffloadingHandlerAttr(),
-                        builder.getArrayAttr(objects));
+  fly::compat::createOp<gpu::BinaryOp>(
+      builder, gpuModule.getLoc(), gpuModule.getName(),
+      gpuModule.getOffloadingHandlerAttr(), builder.getArrayAttr(objects));
   gpuModule->erase();
   return success();
 }

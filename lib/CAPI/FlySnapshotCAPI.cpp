@@ -8,9 +8,11 @@
 
 #include "fly-c/FlySnapshot.h"
 
+#include "fly/Compiler/Presets.h"
 #include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
 #include "fly/Compiler/TargetName.h"
+#include "fly/Compiler/SweepReport.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Transforms/Passes.h"
 
@@ -18,9 +20,12 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllPasses.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <dlfcn.h>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -55,6 +60,8 @@ struct ResultImpl {
   std::string error;
   std::vector<fly::VariantResult> variants;
   std::vector<std::string> variantJSON;
+  /// The manifest's top level (fly::getSweepHeader), for flyResultWrite.
+  fly::SweepHeader header;
 };
 
 CompilerImpl *unwrap(FlyCompiler c) {
@@ -252,6 +259,7 @@ FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
   r->prefixFromCache = result->prefixFromCache;
   for (const std::string &w : result->warnings)
     appendLine(r->error, "warning: " + w);
+  r->header = fly::getSweepHeader("fly-capi", job, *result);
   r->variants = std::move(result->variants);
   for (size_t i = 0, e = r->variants.size(); i != e; ++i) {
     llvm::json::Object json = fly::variantToJSON(r->variants[i], {});
@@ -328,5 +336,58 @@ const char *flyResultGetObjectModule(FlyResult result, size_t variant,
 }
 
 void flyResultDestroy(FlyResult result) { delete unwrap(result); }
+
+bool flyResultWrite(FlyResult result, const char *outDir) {
+  lastError.clear();
+  ResultImpl *r = unwrap(result);
+  if (!r || !r->succeeded) {
+    lastError = "cannot write a failed result";
+    return false;
+  }
+  if (!outDir || !*outDir) {
+    lastError = "no output directory";
+    return false;
+  }
+  if (llvm::Error err =
+          fly::writeSweepOutputs(outDir, r->variants, r->header)) {
+    lastError = llvm::toString(std::move(err));
+    return false;
+  }
+  return true;
+}
+
+/// The directory this library was loaded from: the anchor of the toolkit
+/// lookup, as fly-tune's own directory is for fly-tune.
+static std::string getLibraryDir() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void *>(&flyGetPresetPipeline), &info) ||
+      !info.dli_fname)
+    return "";
+  llvm::SmallString<256> path(info.dli_fname);
+  llvm::sys::fs::make_absolute(path);
+  return llvm::sys::path::parent_path(path).str();
+}
+
+const char *flyGetPresetPipeline(const char *target, const char *toolkit) {
+  lastError.clear();
+  llvm::Expected<fly::TargetSpec> spec =
+      fly::parseTargetSpec(target ? target : "");
+  if (!spec) {
+    lastError = llvm::toString(spec.takeError());
+    return nullptr;
+  }
+  std::string dir = toolkit && *toolkit
+                        ? std::string(toolkit)
+                        : fly::findToolkit(spec->family, getLibraryDir());
+  if (dir.empty()) {
+    lastError = "no toolkit found for " + spec->family +
+                ": pass one (a ROCm-shaped folder with amdgcn/bitcode and "
+                "llvm/bin/ld.lld, or the CUDA toolkit)";
+    return nullptr;
+  }
+  static thread_local std::string pipeline;
+  pipeline = fly::getPresetPipeline(*spec, dir);
+  return pipeline.c_str();
+}
 
 } // extern "C"

@@ -1,6 +1,7 @@
 //===- CacheKey.cpp - Keys of the two-level compile cache -----------------===//
 
 #include "fly/Cache/CacheKey.h"
+#include "fly/Support/LLVMCompat.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"

@@ -3,8 +3,10 @@
 #include "fly/Compiler/SplitCompiler.h"
 
 #include "fly/Executor/WorkDir.h"
+#include "fly/Hints/BackendOpts.h"
 #include "fly/Pipeline/SplitPipeline.h"
 #include "fly/Pipeline/StageDumper.h"
+#include "fly/Replay/Replay.h"
 #include "fly/Snapshot/Snapshot.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -134,6 +136,10 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
       planVariants(*preBinary, job, result.binaryPass, baseKey, keys);
   if (failed(plan))
     return failure();
+  // What the binary pass's opts= flags become on ROCDL (BackendOpts.h).
+  for (BinaryOptsMessage &message : describeBinaryOpts(
+           plan->binaryPass.cmdOptions, getTargetedGpuModules(*preBinary)))
+    result.warnings.push_back(std::move(message.text));
   if (!options.planDir.empty())
     if (llvm::Error err = writeReplayWorkDir(options.planDir, *preBinary, *plan))
       return emitError(loc) << llvm::toString(std::move(err));

@@ -1,6 +1,7 @@
 //===- ApplyHints.cpp - Write hints onto a gpu.module clone ---------------===//
 
 #include "fly/Hints/ApplyHints.h"
+#include "fly/Hints/BackendOpts.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -10,8 +11,6 @@
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/Support/CommandLine.h"
-#include "llvm/Support/StringSaver.h"
 
 #include <atomic>
 
@@ -202,24 +201,14 @@ struct TargetFields {
 };
 } // namespace
 
-/// The `opts` hint split as upstream's TargetOptions::tokenizeCmdOptions
-/// splits gpu-module-to-binary's `opts`.
-static SmallVector<std::string> tokenizeOpts(StringRef opts) {
-  llvm::BumpPtrAllocator allocator;
-  llvm::StringSaver saver(allocator);
-  SmallVector<const char *> tokens;
-  llvm::cl::TokenizeGNUCommandLine(opts, saver, tokens);
-  return llvm::to_vector(llvm::map_range(
-      tokens, [](const char *token) { return std::string(token); }));
-}
-
 /// Upstream appends an NVVM target's flags["ptxas-cmd-options"] to ptxas's
 /// command line right after the pass's `opts`, so on NVVM-only modules the
 /// `opts` hint can live in the IR: variants that differ only in ptxas
 /// options then share one binary pass instance (and one batch). `-32` is
 /// the exception: upstream routes it to fatbinary, from `opts` only.
 static bool optsGoIntoTarget(ArrayRef<TargetFamily> families, StringRef opts) {
-  return isNvvmOnly(families) && !llvm::is_contained(tokenizeOpts(opts), "-32");
+  return isNvvmOnly(families) &&
+         !llvm::is_contained(tokenizeBinaryOpts(opts), "-32");
 }
 
 static DictionaryAttr appendPtxasOptions(MLIRContext *ctx, DictionaryAttr flags,
@@ -228,7 +217,7 @@ static DictionaryAttr appendPtxasOptions(MLIRContext *ctx, DictionaryAttr flags,
   SmallVector<Attribute> options;
   if (auto old = dyn_cast_or_null<ArrayAttr>(list.get("ptxas-cmd-options")))
     llvm::append_range(options, old);
-  for (const std::string &token : tokenizeOpts(opts))
+  for (const std::string &token : tokenizeBinaryOpts(opts))
     options.push_back(StringAttr::get(ctx, token));
   list.set("ptxas-cmd-options", ArrayAttr::get(ctx, options));
   return list.getDictionary(ctx);

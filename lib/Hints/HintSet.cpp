@@ -1,6 +1,7 @@
 //===- HintSet.cpp - One set of backend hints -----------------------------===//
 
 #include "fly/Hints/HintSet.h"
+#include "fly/Support/LLVMCompat.h"
 
 #include "fly/Support/SafeFile.h"
 

@@ -2,7 +2,9 @@
 
 #include "fly/Pipeline/ReplayInstrumentation.h"
 
+#include "fly/Executor/Executor.h"
 #include "fly/Hints/ApplyHints.h"
+#include "fly/Replay/BinaryPass.h"
 #include "fly/Replay/Replay.h"
 #include "fly/Snapshot/Snapshot.h"
 
@@ -54,16 +56,36 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
   config.reuseIsa = options.reuseIsa;
   for (unsigned i = 1; i < hintSets.size(); ++i)
     config.variantIndices.push_back(i);
-  FailureOr<std::vector<VariantResult>> replayed = replayVariants(
-      module, extra, config, /*nestInSource=*/false,
-      [&](OpPassManager &pipeline, ModuleOp container) {
-        PassManager pm(module.getContext(), pipeline.getOpAnchorName());
-        static_cast<OpPassManager &>(pm) = pipeline;
-        if (options.configurePassManager &&
-            failed(options.configurePassManager(pm)))
-          return failure();
-        return pm.run(container);
-      });
+  auto runner = [&](OpPassManager &pipeline, ModuleOp container) {
+    PassManager pm(module.getContext(), pipeline.getOpAnchorName());
+    static_cast<OpPassManager &>(pm) = pipeline;
+    if (options.configurePassManager &&
+        failed(options.configurePassManager(pm)))
+      return failure();
+    return pm.run(container);
+  };
+  FailureOr<std::vector<VariantResult>> replayed = failure();
+  if (options.isolate) {
+    ReplayPlanOptions planOptions;
+    planOptions.reuseIsa = options.reuseIsa;
+    planOptions.labels = config.variantIndices;
+    FailureOr<BinaryPassOptions> passOptions =
+        parseBinaryPass(binaryPass, module.getLoc());
+    FailureOr<ReplayPlan> plan = failure();
+    if (mlir::succeeded(passOptions))
+      plan = buildReplayPlan(module, *passOptions, extra, planOptions);
+    if (mlir::succeeded(plan)) {
+      ExecutorOptions executorOptions;
+      executorOptions.jobs = options.jobs;
+      std::unique_ptr<ReplayExecutor> executor =
+          createReplayExecutor(ExecutorKind::Isolated, executorOptions);
+      ReplayWork work{module, *plan, runner, /*nestInSource=*/false};
+      replayed = executePlan(*executor, work, plan->all());
+    }
+  } else {
+    replayed =
+        replayVariants(module, extra, config, /*nestInSource=*/false, runner);
+  }
   if (failed(replayed)) {
     ok = false;
     return;

@@ -3,6 +3,7 @@
 #include "fly/Hints/ApplyHints.h"
 #include "fly/Object/CubinInfo.h"
 #include "fly/Replay/VariantResult.h"
+#include "fly/Support/LLVMCompat.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"

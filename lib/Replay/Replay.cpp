@@ -4,8 +4,10 @@
 #include "fly/Replay/ReplayPlan.h"
 #include "fly/Replay/SharedIsa.h"
 #include "fly/Replay/VariantDedupe.h"
+#include "fly/Support/LLVMCompat.h"
 
 #include "fly/Hints/ApplyHints.h"
+#include "fly/Hints/BackendOpts.h"
 #include "fly/Snapshot/Snapshot.h"
 #include "fly/Transforms/Passes.h"
 
@@ -194,7 +196,7 @@ void releaseErrorCapturesAfterCrash() {
 ModuleOp BatchCompiler::buildVariant(OpBuilder &b, unsigned index,
                                      const ReplayStage &stage) {
   VariantResult &result = results[index];
-  auto variant = ModuleOp::create(b, source.getLoc(), result.id);
+  auto variant = compat::createOp<ModuleOp>(b, source.getLoc(), result.id);
   variant->setAttr(kHintsAttrName, b.getStringAttr(result.hints.canonical()));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(variant.getBody());
@@ -205,7 +207,7 @@ ModuleOp BatchCompiler::buildVariant(OpBuilder &b, unsigned index,
   };
   for (gpu::GPUModuleOp gpuModule : gpuModules) {
     auto clone = cast<gpu::GPUModuleOp>(b.clone(*gpuModule));
-    applyVerifiedHints(clone, result.hints);
+    applyVerifiedHints(clone, hintSets[index]);
   }
   // Replays run on a verified copy: a hint such as func.<attr> can make
   // the IR invalid, and the backend must not be the one to find out.
@@ -224,7 +226,7 @@ void BatchCompiler::compile(ArrayRef<unsigned> indices,
   OwningOpRef<ModuleOp> owned;
   if (nestInSource)
     b.setInsertionPointToEnd(source.getBody());
-  auto container = ModuleOp::create(b, source.getLoc(), "fly.replay");
+  auto container = compat::createOp<ModuleOp>(b, source.getLoc(), "fly.replay");
   if (!nestInSource)
     owned = OwningOpRef<ModuleOp>(container);
   llvm::scope_exit eraseContainer([&] {
@@ -467,7 +469,7 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
   // `entries` (and `results`), plan entries are named by their position in
   // the plan.
   std::vector<VariantResult> results(entries.size());
-  std::vector<HintSet> hintSets;
+  std::vector<HintSet> userHintSets;
   llvm::DenseMap<unsigned, unsigned> positionOf;
   for (auto [k, e] : llvm::enumerate(entries)) {
     const PlanEntry &entry = plan.entries[e];
@@ -475,9 +477,12 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
     results[k].id = entry.id;
     results[k].hints = entry.hints;
     results[k].binaryPass = entry.binaryPass;
-    hintSets.push_back(entry.hints);
+    userHintSets.push_back(entry.hints);
     positionOf.try_emplace(e, k);
   }
+  // What is written onto each variant: its hints over the opts= flags.
+  std::vector<HintSet> hintSets =
+      getCompiledHintSets(userHintSets, plan.binaryPass.cmdOptions, gpuModules);
   // Variants whose `opts` differ need their own binary pass instance.
   // Groups keep the order of their first variant. An entry identical to one
   // replayed here copies its outcome instead of compiling.

@@ -3,6 +3,7 @@
 #include "fly/Replay/ReplayPlan.h"
 
 #include "fly/Hints/ApplyHints.h"
+#include "fly/Hints/BackendOpts.h"
 #include "fly/Replay/Replay.h"
 #include "fly/Replay/SharedIsa.h"
 #include "fly/Replay/VariantDedupe.h"
@@ -64,9 +65,14 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
                                       ArrayRef<HintSet> hintSets,
                                       const ReplayPlanOptions &options) {
   SmallVector<gpu::GPUModuleOp> gpuModules = getTargetedGpuModules(preBinary);
+  // What each variant compiles with: its hint set over the backend flags of
+  // the binary pass's opts= that ROCDL would drop (BackendOpts.h). Entries
+  // keep the user's hint sets; replay() overlays them the same way.
+  std::vector<HintSet> compiled =
+      getCompiledHintSets(hintSets, binaryPass.cmdOptions, gpuModules);
   // Every hint set is checked before anything compiles, and only here: a
   // typo in the last of 200 hint sets must not cost 199 compiles first.
-  for (const HintSet &hints : hintSets)
+  for (const HintSet &hints : compiled)
     for (gpu::GPUModuleOp gpuModule : gpuModules)
       if (failed(verifyHintsApply(gpuModule, hints)))
         return failure();
@@ -77,7 +83,7 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
   plan.binaryPass = binaryPass;
   plan.reuseIsa = options.reuseIsa && linksObjects(binaryPass);
   SmallVector<std::optional<unsigned>> sameAs =
-      findDuplicateVariants(preBinary, hintSets);
+      findDuplicateVariants(preBinary, compiled);
   // The effective pass per distinct `opts`, and the shared-ISA groups.
   StringMap<std::string> effectiveOf;
   std::vector<std::pair<SharedIsaKey, unsigned>> isaGroups;
@@ -106,7 +112,7 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
       entry.sameAs = *sameAs[i];
     } else if (plan.reuseIsa) {
       if (std::optional<SharedIsaKey> key =
-              getSharedIsaKey(gpuModules, hints, entry.extraOpts)) {
+              getSharedIsaKey(gpuModules, compiled[i], entry.extraOpts)) {
         auto group = llvm::find_if(
             isaGroups, [&](const auto &g) { return g.first == *key; });
         if (group == isaGroups.end())

@@ -3,6 +3,7 @@
 #include "fly/Transforms/Passes.h"
 
 #include "fly/Executor/Executor.h"
+#include "fly/Hints/BackendOpts.h"
 #include "fly/Hints/HintSet.h"
 #include "fly/Pipeline/StageDumper.h"
 #include "fly/Replay/BinaryPass.h"
@@ -188,6 +189,8 @@ void FlySnapshotPass::runOnOperation() {
       fly::parseBinaryPass(binaryPassToReplay, module.getLoc());
   if (failed(binaryPassOptions))
     return signalPassFailure();
+  fly::diagnoseBinaryOpts(binaryPassOptions->cmdOptions,
+                          fly::getTargetedGpuModules(module), module.getLoc());
   FailureOr<fly::ReplayPlan> plan = fly::buildReplayPlan(
       module, *binaryPassOptions, *hintSets, planOptions);
   if (failed(plan))

@@ -4,11 +4,16 @@
 // --fly-hints-file / --fly-out-dir, which install the replay instrumentation
 // on the pass manager: a normal full pipeline run then yields one variant per
 // hint set, with every mlir-opt flag (IR printing, timing, reproducers)
-// applying to the replays too.
+// applying to the replays too. FLY_HINT_SETS / FLY_OUT_DIR add a sweep to
+// a fixed command line (installed as an LLVM dir's bin/mlir-opt for FlyDSL),
+// and gpu-module-to-binary's opts= flags that ROCDL ignores become IR hints
+// (BinaryOptsInstrumentation).
 //
 //===----------------------------------------------------------------------===//
 
+#include "fly/Compiler/Presets.h"
 #include "fly/Compiler/Registration.h"
+#include "fly/Pipeline/BinaryOptsInstrumentation.h"
 #include "fly/Pipeline/ReplayInstrumentation.h"
 #include "fly/Pipeline/StageDumper.h"
 #include "fly/Replay/Manifest.h"
@@ -25,8 +30,11 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <mutex>
@@ -80,6 +88,18 @@ int main(int argc, char **argv) {
   auto [inputFile, outputFile] =
       registerAndParseCLIOptions(argc, argv, "fly-opt", registry);
 
+  // Run as a prefix's bin/mlir-opt, fly-opt gets pipelines without
+  // toolkit=; upstream ROCDL serialization then reads ROCM_PATH (default
+  // /opt/rocm). Where that is unset, point it at the toolkit fly found.
+  if (!llvm::sys::Process::GetEnv("ROCM_PATH")) {
+    static int anchor;
+    std::string exe = llvm::sys::fs::getMainExecutable(argv[0], &anchor);
+    std::string toolkit =
+        fly::findToolkit("rocdl", llvm::sys::path::parent_path(exe));
+    if (!toolkit.empty())
+      ::setenv("ROCM_PATH", toolkit.c_str(), /*overwrite=*/0);
+  }
+
   std::vector<fly::HintSet> hintSets;
   if (!hintsOpt.empty()) {
     auto parsed = fly::parseHintSets(hintsOpt);
@@ -98,6 +118,37 @@ int main(int argc, char **argv) {
       return 1;
     }
     llvm::append_range(hintSets, *parsed);
+  }
+  bool envSweep = false;
+  // A front end that runs fly-opt as its mlir-opt with a fixed command line
+  // (FlyDSL's FLYDSL_COMPILE_LLVM_DIR) can still sweep: FLY_HINT_SETS holds
+  // extra hint sets (a JSON list or `k=v,k=v;k=v`), FLY_OUT_DIR where they go.
+  // The pipeline's own output stays the compile without extra hints.
+  if (std::optional<std::string> env =
+          llvm::sys::Process::GetEnv("FLY_HINT_SETS");
+      env && !StringRef(*env).trim().empty()) {
+    auto parsed = StringRef(*env).ltrim().starts_with("[")
+                      ? fly::parseHintSetsJSON(*env)
+                      : fly::parseHintSets(*env);
+    if (!parsed) {
+      llvm::errs() << "fly-opt: error: FLY_HINT_SETS: "
+                   << llvm::toString(parsed.takeError()) << "\n";
+      return 1;
+    }
+    if (hintSets.empty())
+      hintSets.emplace_back();
+    llvm::append_range(hintSets, *parsed);
+    envSweep = true;
+    if (outDirOpt.empty()) {
+      std::optional<std::string> dir =
+          llvm::sys::Process::GetEnv("FLY_OUT_DIR");
+      if (!dir || dir->empty()) {
+        llvm::errs() << "fly-opt: error: FLY_HINT_SETS needs FLY_OUT_DIR (or "
+                        "--fly-out-dir): where the variants go\n";
+        return 1;
+      }
+      outDirOpt = *dir;
+    }
   }
   if (!outDirOpt.empty() && hintSets.empty()) {
     llvm::errs() << "fly-opt: error: --fly-out-dir needs --fly-hints or "
@@ -124,6 +175,8 @@ int main(int argc, char **argv) {
   config.setPassPipelineSetupFn([&](PassManager &pm) -> LogicalResult {
     if (failed(base.setupPassPipeline(pm)))
       return failure();
+    // opts= flags that ROCDL serialization ignores become IR hints.
+    pm.addInstrumentation(std::make_unique<fly::BinaryOptsInstrumentation>());
     if (hintSets.empty())
       return success();
     if (dumper)
@@ -134,6 +187,9 @@ int main(int argc, char **argv) {
     if (!jobsNote.empty())
       llvm::errs() << "fly-opt: note: " << jobsNote << "\n";
     options.reuseIsa = reuseIsaOpt;
+    // An environment sweep rides along a front end's compile: a hint set
+    // that crashes the backend must not take that compile with it.
+    options.isolate = envSweep;
     // The replays get the same debugging aids as the main pipeline.
     options.configurePassManager = [](PassManager &replayPM) {
       if (failed(applyPassManagerCLOptions(replayPM)))
@@ -196,15 +252,19 @@ int main(int argc, char **argv) {
         status = failure();
       }
     }
+    // In an environment sweep a failed extra variant is reported, but the
+    // output the front end asked for (variant 0) decides the exit status.
     for (const fly::VariantResult &variant : variants)
       if (!variant.succeeded()) {
-        llvm::errs() << "fly-opt: error: variant " << variant.id
-                     << " failed:\n";
+        bool fatal = !envSweep || variant.index == 0;
+        llvm::errs() << "fly-opt: " << (fatal ? "error" : "warning")
+                     << ": variant " << variant.id << " failed:\n";
         llvm::SmallVector<llvm::StringRef> lines;
         llvm::StringRef(variant.error).rtrim().split(lines, '\n');
         for (llvm::StringRef line : lines)
           llvm::errs() << "    " << line << "\n";
-        status = failure();
+        if (fatal)
+          status = failure();
       }
   }
   return asMainReturnCode(status);

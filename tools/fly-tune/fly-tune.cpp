@@ -9,8 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fly/Compiler/Presets.h"
 #include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
+#include "fly/Compiler/SweepReport.h"
 #include "fly/Compiler/TargetName.h"
 #include "fly/Executor/WorkDir.h"
 #include "fly/Replay/Manifest.h"
@@ -145,49 +147,11 @@ static cl::opt<bool> reuseIsaOpt(
     cl::desc("One ISA compile for hint sets that share it (default: on)"),
     cl::init(true), cl::cat(tuneCategory));
 
-static std::string findRocmToolkit(const char *argv0) {
-  if (std::optional<std::string> env =
-          llvm::sys::Process::GetEnv("FLY_ROCM_TOOLKIT"))
-    return *env;
-  std::string exe = llvm::sys::fs::getMainExecutable(
-      argv0, reinterpret_cast<void *>(&findRocmToolkit));
-  llvm::SmallString<256> candidate(llvm::sys::path::parent_path(
-      llvm::sys::path::parent_path(exe)));
-  llvm::SmallString<256> installed(candidate);
-  llvm::sys::path::append(candidate, "rocm-toolkit");
-  llvm::sys::path::append(installed, "share", "fly-snapshot", "rocm-toolkit");
-  for (StringRef dir : {StringRef(candidate), StringRef(installed),
-                        StringRef(FLY_INSTALL_TOOLKIT_DIR),
-                        StringRef("/opt/rocm")}) {
-    llvm::SmallString<256> lld(dir);
-    llvm::sys::path::append(lld, "llvm", "bin", "ld.lld");
-    if (llvm::sys::fs::exists(lld))
-      return dir.str();
-  }
-  return "";
-}
-
-/// The lowering preset for plain gpu-dialect input.
-static std::string presetPipeline(StringRef family, StringRef chip,
-                                  StringRef toolkit) {
-  std::string format = formatOpt;
-  if (format.empty())
-    format = family == "rocdl" ? "fatbin" : "bin";
-  std::string binary = llvm::formatv("gpu-module-to-binary{{format={0} "
-                                     "toolkit={1}}",
-                                     format, toolkit);
-  if (family == "rocdl")
-    return llvm::formatv("builtin.module(canonicalize,cse,"
-                         "rocdl-attach-target{{chip={0} O=3},"
-                         "gpu.module(convert-scf-to-cf,"
-                         "convert-gpu-to-rocdl{{chipset={0}}),"
-                         "reconcile-unrealized-casts,{1})",
-                         chip, binary);
-  return llvm::formatv("builtin.module(canonicalize,cse,"
-                       "nvvm-attach-target{{chip={0} O=3},"
-                       "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm),"
-                       "reconcile-unrealized-casts,{1})",
-                       chip, binary);
+static std::string toolDir(const char *argv0) {
+  static int anchor;
+  return llvm::sys::path::parent_path(
+             llvm::sys::fs::getMainExecutable(argv0, &anchor))
+      .str();
 }
 
 /// fly-run's exit status when it finds no GPU (the automake "skip" code).
@@ -198,9 +162,7 @@ static constexpr int kNoDeviceStatus = 77;
 /// machine. Returns `status`, or fly-run's if worse; no GPU skips the
 /// benchmark unless --require-gpu.
 static int runBench(const char *argv0, StringRef spec, int status) {
-  std::string exe = llvm::sys::fs::getMainExecutable(
-      argv0, reinterpret_cast<void *>(&findRocmToolkit));
-  llvm::SmallString<256> flyRun(llvm::sys::path::parent_path(exe));
+  llvm::SmallString<256> flyRun(toolDir(argv0));
   llvm::sys::path::append(flyRun, "fly-run");
   if (!llvm::sys::fs::can_execute(flyRun)) {
     llvm::WithColor::error(llvm::errs(), "fly-tune")
@@ -314,7 +276,10 @@ int main(int argc, char **argv) {
 
   if (llvm::Error err = fly::checkTargetName(targetOpt))
     return fail("--target: " + llvm::toString(std::move(err)));
-  auto [family, chip] = StringRef(targetOpt).split(':');
+  llvm::Expected<fly::TargetSpec> target = fly::parseTargetSpec(targetOpt);
+  if (!target)
+    return fail("--" + llvm::toString(target.takeError()));
+  StringRef family = target->family;
   // Checked before anything compiles: a bad format or out-dir used to be
   // found after the whole sweep (or never).
   if (!formatOpt.empty())
@@ -370,14 +335,14 @@ int main(int argc, char **argv) {
 
   std::string toolkit = toolkitOpt;
   if (toolkit.empty())
-    toolkit = family == "rocdl" ? findRocmToolkit(argv[0])
-                                : std::string(FLY_DEFAULT_CUDA_TOOLKIT);
+    toolkit = fly::findToolkit(family, toolDir(argv[0]));
   if (pipelineOpt.empty() && toolkit.empty())
     return fail("no toolkit found for " + family +
                 ": pass --toolkit=<dir> (a ROCm-shaped folder with "
                 "amdgcn/bitcode and llvm/bin/ld.lld, or the CUDA toolkit)");
-  job.pipeline = pipelineOpt.empty() ? presetPipeline(family, chip, toolkit)
-                                     : std::string(pipelineOpt);
+  job.pipeline = pipelineOpt.empty()
+                     ? fly::getPresetPipeline(*target, toolkit, formatOpt)
+                     : std::string(pipelineOpt);
 
   DialectRegistry registry;
   fly::registerCompilerDialects(registry);
@@ -479,23 +444,8 @@ int main(int argc, char **argv) {
         scratch, bytes, note);
   }
 
-  fly::SweepHeader header;
-  header.tool = "fly-tune";
-  header.input = job.sourceName;
+  fly::SweepHeader header = fly::getSweepHeader("fly-tune", job, *result);
   header.target = targetOpt;
-  header.pipeline = job.pipeline;
-  header.prefix = result->prefix;
-  header.binaryPass = result->binaryPass;
-  header.suffix = result->suffix;
-  header.prefixFromCache = result->prefixFromCache;
-  header.baseKey = result->baseKey;
-  header.cacheExplanation = result->cacheExplanation;
-  header.prefixMs = result->prefixMs;
-  header.replayMs = result->replayMs;
-  header.totalMs = result->totalMs;
-  header.warnings = result->warnings;
-  header.reproducers = result->reproducers;
-  header.variantFromCache = result->variantFromCache;
   if (llvm::Error err =
           fly::writeSweepOutputs(outDirOpt, result->variants, header))
     return fail(llvm::toString(std::move(err)));

@@ -30,6 +30,9 @@ public:
     unsigned jobs = 0;
     /// One ISA compile for variants that share it (ReplayConfig::reuseIsa).
     bool reuseIsa = true;
+    /// Replay under the isolated executor (one CrashRecoveryContext per
+    /// variant): a backend that aborts fails only its variant.
+    bool isolate = false;
     /// Applied to the replays' pass manager (IR printing, timing, ...).
     std::function<mlir::LogicalResult(mlir::PassManager &)>
         configurePassManager;

@@ -1,0 +1,45 @@
+//===- Presets.h - Default pipelines and toolkits per target ----*- C++ -*-===//
+//
+// What a front end gets when it names only a target ("rocdl:gfx942"): the
+// lowering preset for plain gpu-dialect input and the toolkit folder that
+// gpu-module-to-binary needs. fly-tune and the C API share these.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_COMPILER_PRESETS_H
+#define FLY_COMPILER_PRESETS_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace fly {
+
+/// A target spelled `<family>:<chip>`, family `rocdl` or `nvvm`.
+struct TargetSpec {
+  std::string family, chip;
+};
+
+/// Parses `rocdl:<chip>` / `nvvm:<sm_XX>`.
+llvm::Expected<TargetSpec> parseTargetSpec(llvm::StringRef target);
+
+/// The lowering preset for plain gpu-dialect input, ending in
+/// `gpu-module-to-binary{format=<format> toolkit=<toolkit>}`. An empty
+/// `format` is fatbin on ROCDL (its kernel table carries register counts) and
+/// bin on NVVM (fly reads registers from the cubin).
+std::string getPresetPipeline(const TargetSpec &target, llvm::StringRef toolkit,
+                              llvm::StringRef format = "");
+
+/// The toolkit for `family`: on ROCDL $FLY_ROCM_TOOLKIT, else the first
+/// ROCm-shaped folder (with llvm/bin/ld.lld) among `<anchor>/../rocm-toolkit`
+/// (the build tree), `<anchor>/../share/fly-snapshot/rocm-toolkit` (an
+/// installed prefix), the install and build folders this library was
+/// configured with, and /opt/rocm; `anchor` is the directory of the running
+/// tool or library. On NVVM the CUDA toolkit found at configure time. "" if
+/// none.
+std::string findToolkit(llvm::StringRef family, llvm::StringRef anchorDir);
+
+} // namespace fly
+
+#endif // FLY_COMPILER_PRESETS_H

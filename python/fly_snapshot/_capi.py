@@ -1,0 +1,113 @@
+"""ctypes declarations of the C API (include/fly-c/FlySnapshot.h) and the
+lookup of libFlySnapshotCAPI.so.
+
+The library is found without environment variables, in this order:
+
+1. a copy inside the package, in ``lib/`` (a wheel built by
+   ``pip install ./python`` carries one, with ``bin/fly-tune`` for the
+   library's out-of-process crash isolation),
+2. the path recorded in ``_locations.json`` beside this file (written by
+   CMake for the build tree and for ``cmake --install``; a relative path is
+   relative to this package, so an installed prefix stays relocatable).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Optional
+
+LIBRARY_NAME = "libFlySnapshotCAPI.so"
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+class LibraryNotFoundError(OSError):
+    """libFlySnapshotCAPI.so is neither in the package nor where it was
+    recorded at build or install time."""
+
+
+class _FlyCompiler(ctypes.Structure):
+    _fields_ = [("ptr", ctypes.c_void_p)]
+
+
+class _FlyResult(ctypes.Structure):
+    _fields_ = [("ptr", ctypes.c_void_p)]
+
+
+_c_size_p = ctypes.POINTER(ctypes.c_size_t)
+
+# name -> (restype, argtypes), as declared in FlySnapshot.h.
+_SIGNATURES = {
+    "flyGetVersion": (ctypes.c_char_p, []),
+    "flyGetLastError": (ctypes.c_char_p, []),
+    "flyCompilerCreate": (_FlyCompiler, [ctypes.c_char_p]),
+    "flyCompilerDestroy": (None, [_FlyCompiler]),
+    "flyCompilerCompile": (
+        _FlyResult,
+        [_FlyCompiler, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+         ctypes.c_char_p, ctypes.c_char_p],
+    ),
+    "flyResultSucceeded": (ctypes.c_bool, [_FlyResult]),
+    "flyResultGetError": (ctypes.c_char_p, [_FlyResult]),
+    "flyResultPrefixFromCache": (ctypes.c_bool, [_FlyResult]),
+    "flyResultGetNumVariants": (ctypes.c_size_t, [_FlyResult]),
+    "flyResultGetVariantJSON": (ctypes.c_char_p, [_FlyResult, ctypes.c_size_t]),
+    "flyResultVariantSucceeded": (ctypes.c_bool, [_FlyResult, ctypes.c_size_t]),
+    "flyResultGetNumObjects": (ctypes.c_size_t, [_FlyResult, ctypes.c_size_t]),
+    "flyResultGetObject": (
+        ctypes.c_void_p, [_FlyResult, ctypes.c_size_t, ctypes.c_size_t, _c_size_p]),
+    "flyResultGetObjectModule": (
+        ctypes.c_char_p, [_FlyResult, ctypes.c_size_t, ctypes.c_size_t]),
+    "flyResultDestroy": (None, [_FlyResult]),
+    "flyResultWrite": (ctypes.c_bool, [_FlyResult, ctypes.c_char_p]),
+    "flyGetPresetPipeline": (ctypes.c_char_p, [ctypes.c_char_p, ctypes.c_char_p]),
+}
+
+
+def candidate_paths() -> list[Path]:
+    """Where the library is looked for, in order."""
+    candidates = [_PACKAGE_DIR / "lib" / LIBRARY_NAME]
+    locations = _PACKAGE_DIR / "_locations.json"
+    if locations.is_file():
+        recorded = json.loads(locations.read_text()).get("library")
+        if recorded:
+            path = Path(recorded)
+            candidates.append(path if path.is_absolute() else _PACKAGE_DIR / path)
+    return candidates
+
+
+def library_path() -> Path:
+    """The libFlySnapshotCAPI.so this package uses."""
+    for path in candidate_paths():
+        if path.is_file():
+            return path.resolve()
+    raise LibraryNotFoundError(
+        "fly_snapshot cannot find %s; looked at: %s. Build it (ninja -C build "
+        "FlySnapshotCAPI) before `pip install ./python`, or install with "
+        "`cmake --install`." % (LIBRARY_NAME, ", ".join(map(str, candidate_paths()))))
+
+
+_lib: Optional[ctypes.CDLL] = None
+_lock = threading.Lock()
+
+
+def lib() -> ctypes.CDLL:
+    """The loaded C API, declared once per process."""
+    global _lib
+    with _lock:
+        if _lib is None:
+            loaded = ctypes.CDLL(os.fspath(library_path()))
+            for name, (restype, argtypes) in _SIGNATURES.items():
+                fn = getattr(loaded, name)
+                fn.restype = restype
+                fn.argtypes = argtypes
+            _lib = loaded
+        return _lib
+
+
+def last_error() -> str:
+    """flyGetLastError() of this thread."""
+    return (lib().flyGetLastError() or b"").decode(errors="replace")

@@ -1,0 +1,391 @@
+"""The compiler: one module, one pipeline, N hint sets -> N variants."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
+
+from . import _capi
+from .errors import CompileError, FlyError, InvalidInputError
+
+HintValue = Union[int, bool, str]
+HintSet = Dict[str, HintValue]
+
+# Hints whose values are integers or booleans; every other hint is a string
+# (see `fly-tune --help` / README "Hints").
+_INT_HINTS = frozenset({"waves_per_eu", "maxnreg", "O", "target.O"})
+_BOOL_HINTS = frozenset({"fast_fp_math", "unsafe_fp_math"})
+
+
+def _typed_hints(hint_set: Mapping[str, str]) -> HintSet:
+    """The manifest's canonical hint strings as Python values."""
+    typed: HintSet = {}
+    for key, value in hint_set.items():
+        if key in _INT_HINTS:
+            typed[key] = int(value)
+        elif key in _BOOL_HINTS:
+            typed[key] = value == "1"
+        else:
+            typed[key] = value
+    return typed
+
+
+def _occupancy(chip: str, vgprs: Optional[int]) -> Optional[int]:
+    """Waves per SIMD that the VGPR count allows, for the gfx9 chips whose
+    register file fly knows: gfx90a/gfx94x/gfx95x (512 unified VGPRs and
+    AGPRs per lane, granule 8, at most 8 waves) and the other gfx9 chips (256,
+    granule 4, at most 10). None elsewhere or without a count."""
+    if vgprs is None or not chip.startswith("gfx9"):
+        return None
+    if re.match(r"gfx9(0a|4\d|5\d)$", chip):
+        total, granule, max_waves = 512, 8, 8
+    else:
+        total, granule, max_waves = 256, 4, 10
+    used = max(granule, -(-vgprs // granule) * granule)
+    return min(max_waves, total // used)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """Resource usage of one kernel of one object, as the backend reported
+    it: ROCDL from the object's kernel table, NVVM from the cubin."""
+
+    name: str
+    #: VGPRs on ROCDL (VGPRs and AGPRs on chips that share one file), registers
+    #: per thread on NVVM.
+    registers: Optional[int]
+    sgprs: Optional[int]
+    agprs: Optional[int]
+    #: VGPR + SGPR spills (ROCDL); None where the backend does not say.
+    spills: Optional[int]
+    #: Scratch bytes per work item (ROCDL private segment, NVVM stack frame).
+    scratch: Optional[int]
+    #: Static LDS / shared memory bytes.
+    lds: Optional[int]
+    #: Waves per SIMD the register count allows (see _occupancy); None where
+    #: unknown.
+    occupancy: Optional[int]
+    #: Every metadata field as the library reported it.
+    metadata: Dict[str, Any] = field(repr=False)
+
+    @classmethod
+    def _from_json(cls, entry: Mapping[str, Any], chip: str) -> "Kernel":
+        md = dict(entry.get("metadata", {}))
+        registers = md.get("vgpr_count", md.get("registers"))
+        spills = None
+        if "vgpr_spill_count" in md or "sgpr_spill_count" in md:
+            spills = md.get("vgpr_spill_count", 0) + md.get("sgpr_spill_count", 0)
+        return cls(
+            name=entry.get("name", ""),
+            registers=registers,
+            sgprs=md.get("sgpr_count"),
+            agprs=md.get("agpr_count"),
+            spills=spills,
+            scratch=md.get("private_segment_fixed_size", md.get("frame_bytes")),
+            lds=md.get("group_segment_fixed_size", md.get("shared_bytes")),
+            occupancy=_occupancy(chip, registers),
+            metadata=md,
+        )
+
+
+@dataclass(frozen=True)
+class Object:
+    """One #gpu.object of a variant: the bytes the backend produced for one
+    gpu.module and target."""
+
+    gpu_module: str
+    #: The printed target attribute, e.g. ``#rocdl.target<chip = "gfx942">``.
+    target: str
+    chip: str
+    #: ``bin``, ``fatbin``, ``isa`` or ``offload``.
+    format: str
+    data: bytes = field(repr=False)
+    kernels: List[Kernel]
+
+
+def _chip_of(target_attr: str) -> str:
+    match = re.search(r'chip\s*=\s*"([^"]+)"', target_attr)
+    return match.group(1) if match else ""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The outcome of one hint set."""
+
+    index: int
+    #: ``v<index>_<label>``, also the file stem in an out-dir.
+    id: str
+    hints: HintSet
+    #: ``"ok"`` or ``"failed"``.
+    status: str
+    #: Why it failed (the backend's message); "" when ok.
+    error: str
+    objects: List[Object]
+    #: Objects identical to an earlier variant's: this hint set had no effect.
+    duplicate_of: Optional[int]
+    from_cache: bool
+    replay_ms: Optional[float]
+    #: The manifest entry as the library wrote it.
+    manifest: Dict[str, Any] = field(repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def kernels(self) -> List[Kernel]:
+        """Every kernel of every object, in order."""
+        return [k for o in self.objects for k in o.kernels]
+
+
+class Result:
+    """The variants of one compile, in hint-set order. Holds the library's
+    result until closed, so that ``write`` can use the library's writer."""
+
+    def __init__(self, handle: _capi._FlyResult, variants: List[Variant],
+                 prefix_from_cache: bool, diagnostics: str) -> None:
+        self._handle: Optional[_capi._FlyResult] = handle
+        self.variants = variants
+        #: Whether the pipeline before the binary pass came from the cache.
+        self.prefix_from_cache = prefix_from_cache
+        #: Warnings the compile produced, one per line ("" if none).
+        self.diagnostics = diagnostics
+
+    def __len__(self) -> int:
+        return len(self.variants)
+
+    def __iter__(self) -> Iterator[Variant]:
+        return iter(self.variants)
+
+    def __getitem__(self, i: int) -> Variant:
+        return self.variants[i]
+
+    @property
+    def failed(self) -> List[Variant]:
+        return [v for v in self.variants if not v.ok]
+
+    def write(self, out_dir: Union[str, "os.PathLike[str]"]) -> Path:
+        """Writes the variants the way ``fly-tune --out-dir`` does (the same
+        writer in the library): per successful variant ``<id>.mlir`` and
+        its raw objects, then ``manifest.json``. Returns the manifest path."""
+        if self._handle is None:
+            raise FlyError("this result was closed")
+        lib = _capi.lib()
+        if not lib.flyResultWrite(self._handle, os.fsencode(out_dir)):
+            raise FlyError("cannot write %s: %s" % (out_dir, _capi.last_error()))
+        return Path(out_dir) / "manifest.json"
+
+    def close(self) -> None:
+        """Releases the library's copy of the result (variants stay)."""
+        if self._handle is not None:
+            _capi.lib().flyResultDestroy(self._handle)
+            self._handle = None
+
+    def __enter__(self) -> "Result":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _variant_from_entry(entry: Mapping[str, Any], data: Sequence[bytes],
+                        index: int) -> Variant:
+    """A Variant from its manifest entry and its objects' bytes, in order."""
+    objects = []
+    for obj, blob in zip(entry.get("objects", []), data):
+        chip = _chip_of(obj.get("target", ""))
+        objects.append(Object(
+            gpu_module=obj.get("gpu_module", ""),
+            target=obj.get("target", ""),
+            chip=chip,
+            format=obj.get("format", ""),
+            data=blob,
+            kernels=[Kernel._from_json(k, chip) for k in obj.get("kernels", [])],
+        ))
+    return Variant(
+        index=entry.get("index", index),
+        id=entry.get("id", ""),
+        hints=_typed_hints(entry.get("hint_set", {})),
+        status=entry.get("status", "failed"),
+        error=entry.get("error", ""),
+        objects=objects,
+        duplicate_of=entry.get("duplicate_of"),
+        from_cache=bool(entry.get("from_cache", False)),
+        replay_ms=entry.get("replay_ms"),
+        manifest=dict(entry),
+    )
+
+
+def read_out_dir(out_dir: Union[str, "os.PathLike[str]"]) -> List[Variant]:
+    """The variants an out-dir holds (fly-tune, fly-opt, Result.write), read
+    back from its manifest.json and object files. Needs no library, so a
+    machine with a GPU and no LLVM can rank and time a sweep made elsewhere.
+
+    :raises FlyError: no or a malformed manifest, a missing object file.
+    """
+    root = Path(out_dir)
+    try:
+        manifest = json.loads((root / "manifest.json").read_text())
+        entries = manifest["variants"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise FlyError("%s is not a fly out-dir: %s" % (root, e)) from e
+    variants = []
+    for i, entry in enumerate(entries):
+        # files: <id>.mlir, then one object file per object, in order.
+        object_files = [f for f in entry.get("files", []) if not f.endswith(".mlir")]
+        try:
+            data = [(root / f).read_bytes() for f in object_files]
+        except OSError as e:
+            raise FlyError("%s: %s" % (root, e)) from e
+        variants.append(_variant_from_entry(entry, data, i))
+    return variants
+
+
+def _check_hint_sets(hint_sets: Optional[Sequence[Mapping[str, HintValue]]]) -> str:
+    if hint_sets is None:
+        return "[{}]"
+    if isinstance(hint_sets, (str, bytes, Mapping)) or not isinstance(hint_sets, Sequence):
+        raise InvalidInputError("hint_sets must be a list of dicts, e.g. "
+                                "[{}, {'waves_per_eu': 2}], got %r" % (hint_sets,))
+    for i, hints in enumerate(hint_sets):
+        if not isinstance(hints, Mapping):
+            raise InvalidInputError("hint set #%d must be a dict, got %r" % (i + 1, hints))
+        for key, value in hints.items():
+            if not isinstance(key, str) or not isinstance(value, (int, bool, str)):
+                raise InvalidInputError(
+                    "hint set #%d: %r = %r: names are strings, values int, bool or str"
+                    % (i + 1, key, value))
+    return json.dumps([dict(h) for h in hint_sets] or [{}])
+
+
+class Compiler:
+    """A compiler: the library's MLIR context, thread pool and compile cache.
+
+    :param jobs: variants compiled at once (0: hardware threads).
+    :param cache_dir: the compile cache directory (None: ``FLY_CACHE_DIR`` or
+        ``$XDG_CACHE_HOME/fly-snapshot``).
+    :param cache: False disables both cache levels.
+    :param isolate: compile each variant under crash recovery, so a backend
+        that aborts fails only its own variant and the interpreter lives.
+    :param reuse_isa: one ISA compile for variants that share it.
+    :param toolkit: the toolkit for the preset pipeline (None: found by the
+        library, see ``flyGetPresetPipeline``).
+    """
+
+    def __init__(self, jobs: int = 0, cache_dir: Optional[str] = None, *,
+                 cache: bool = True, isolate: bool = True, reuse_isa: bool = True,
+                 toolkit: Optional[str] = None) -> None:
+        if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 0:
+            raise InvalidInputError("jobs must be a non-negative int, got %r" % (jobs,))
+        options: Dict[str, Any] = {"jobs": jobs, "cache": bool(cache),
+                                   "isolate": bool(isolate), "reuse_isa": bool(reuse_isa)}
+        if cache_dir is not None:
+            options["cache_dir"] = os.fspath(cache_dir)
+        self.toolkit = toolkit
+        self._lib = _capi.lib()
+        handle = self._lib.flyCompilerCreate(json.dumps(options).encode())
+        if not handle.ptr:
+            raise InvalidInputError(_capi.last_error())
+        self._handle: Optional[_capi._FlyCompiler] = handle
+
+    @staticmethod
+    def version() -> str:
+        """The library's version."""
+        return _capi.lib().flyGetVersion().decode()
+
+    def preset_pipeline(self, target: str = "rocdl:gfx942") -> str:
+        """The lowering preset fly-tune uses for plain gpu-dialect input."""
+        text = self._lib.flyGetPresetPipeline(
+            target.encode(), self.toolkit.encode() if self.toolkit else None)
+        if text is None:
+            raise InvalidInputError(_capi.last_error())
+        return text.decode()
+
+    def compile(self, source: Union[str, bytes], *, pipeline: Optional[str] = None,
+                target: str = "rocdl:gfx942",
+                hint_sets: Optional[Sequence[Mapping[str, HintValue]]] = None) -> Result:
+        """Compiles ``source`` (MLIR text or bytecode) once per hint set.
+
+        :param pipeline: the full pass pipeline, gpu-module-to-binary
+            included; None: fly-tune's preset for ``target``.
+        :param target: ``rocdl:<chip>`` or ``nvvm:<sm_XX>``; part of the
+            cache key.
+        :param hint_sets: dicts such as ``{"waves_per_eu": 2, "maxnreg": 128}``;
+            None or [] is one empty set (the backend's defaults).
+        :raises InvalidInputError: bad arguments, before anything compiles.
+        :raises CompileError: the compile as a whole failed.
+        :returns: one Variant per hint set; a failing (or crashing) variant
+            is reported on its own Variant.
+        """
+        if self._handle is None:
+            raise FlyError("this compiler was closed")
+        if isinstance(source, str):
+            data = source.encode()
+        elif isinstance(source, (bytes, bytearray, memoryview)):
+            data = bytes(source)
+        else:
+            raise InvalidInputError("source must be str or bytes, got %s"
+                                    % type(source).__name__)
+        if not isinstance(target, str) or ":" not in target:
+            raise InvalidInputError("target must be 'rocdl:<chip>' or 'nvvm:<sm_XX>', "
+                                    "got %r" % (target,))
+        hints_json = _check_hint_sets(hint_sets)
+        if pipeline is None:
+            pipeline = self.preset_pipeline(target)
+        elif not isinstance(pipeline, str) or not pipeline.strip():
+            raise InvalidInputError("pipeline must be a non-empty pass pipeline string")
+
+        lib = self._lib
+        handle = lib.flyCompilerCompile(self._handle, data, len(data), pipeline.encode(),
+                                        hints_json.encode(), target.encode())
+        diagnostics = (lib.flyResultGetError(handle) or b"").decode(errors="replace")
+        if not lib.flyResultSucceeded(handle):
+            lib.flyResultDestroy(handle)
+            raise CompileError(diagnostics)
+        try:
+            variants = [self._variant(handle, i) for i in
+                        range(lib.flyResultGetNumVariants(handle))]
+        except BaseException:
+            lib.flyResultDestroy(handle)
+            raise
+        return Result(handle, variants, bool(lib.flyResultPrefixFromCache(handle)),
+                      diagnostics)
+
+    def _variant(self, handle: _capi._FlyResult, i: int) -> Variant:
+        lib = self._lib
+        entry = json.loads(lib.flyResultGetVariantJSON(handle, i))
+        data = []
+        for o in range(len(entry.get("objects", []))):
+            size = ctypes.c_size_t()
+            ptr = lib.flyResultGetObject(handle, i, o, ctypes.byref(size))
+            data.append(ctypes.string_at(ptr, size.value) if ptr else b"")
+        return _variant_from_entry(entry, data, i)
+
+    def close(self) -> None:
+        """Destroys the library's compiler."""
+        if self._handle is not None:
+            self._lib.flyCompilerDestroy(self._handle)
+            self._handle = None
+
+    def __enter__(self) -> "Compiler":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass

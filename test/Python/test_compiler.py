@@ -1,0 +1,184 @@
+"""fly_snapshot.Compiler: sweeps, typed results, errors, crash isolation."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import fly_snapshot
+from fly_snapshot import CompileError, Compiler, InvalidInputError
+
+from conftest import SRC_DIR, TOOLS_DIR
+
+
+def test_library_found_without_environment():
+    path = fly_snapshot.library_path()
+    assert path.name.startswith("libFlySnapshotCAPI.so")
+    assert "FLY_CAPI_LIB" not in os.environ
+    assert Compiler.version() == fly_snapshot.__version__
+
+
+@pytest.mark.parametrize("kwargs", [{"jobs": -1}, {"jobs": "2"}, {"jobs": True}])
+def test_bad_compiler_options(kwargs):
+    with pytest.raises(InvalidInputError):
+        Compiler(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"hint_sets": "waves_per_eu=2"}, "list of dicts"),
+    ({"hint_sets": [["waves_per_eu", 2]]}, "must be a dict"),
+    ({"hint_sets": [{"waves_per_eu": 2.5}]}, "values int, bool or str"),
+    ({"target": "gfx942"}, "rocdl:<chip>"),
+    ({"pipeline": "  "}, "non-empty"),
+])
+def test_invalid_arguments(compiler, tile_matmul, kwargs, message):
+    with pytest.raises(InvalidInputError, match=message):
+        compiler.compile(tile_matmul, **kwargs)
+    with pytest.raises(InvalidInputError, match="str or bytes"):
+        compiler.compile(42)
+
+
+def test_unknown_target_family(compiler):
+    with pytest.raises(InvalidInputError, match="rocdl:<chip> or nvvm"):
+        compiler.preset_pipeline("spirv:x")
+
+
+def test_library_rejects_bad_input(rocdl, tile_matmul):
+    # Unknown hint: rejected by the library before anything compiles.
+    with pytest.raises(CompileError, match="unknown hint 'wave_per_eu'"):
+        rocdl.compile(tile_matmul, hint_sets=[{"wave_per_eu": 2}])
+    with pytest.raises(CompileError, match="out of range"):
+        rocdl.compile(tile_matmul, hint_sets=[{"waves_per_eu": 99}])
+    # Malformed IR: a located parse error.
+    with pytest.raises(CompileError, match=r'<fly-capi>":1:23\): expected non-function type'):
+        rocdl.compile("module { func.func @f( }")
+    # A pipeline without the binary pass is never a silent full compile.
+    with pytest.raises(CompileError, match="no gpu-module-to-binary") as info:
+        rocdl.compile(tile_matmul, pipeline="builtin.module(canonicalize)")
+    assert info.value.diagnostics
+
+
+def test_sweep_typed_results(rocdl, tile_matmul):
+    with rocdl.compile(tile_matmul, hint_sets=[
+            {}, {"waves_per_eu": 4}, {"maxnreg": 64, "fast_fp_math": True}]) as result:
+        assert len(result) == 3 and not result.failed
+        default, waves4, capped = result
+        assert default.hints == {} and default.id == "v0_default"
+        assert waves4.hints == {"waves_per_eu": 4}
+        assert capped.hints == {"fast_fp_math": True, "maxnreg": 64}
+        for v in result:
+            assert v.ok and v.error == ""
+            (obj,) = v.objects
+            assert obj.chip == "gfx942" and obj.gpu_module == "kernels"
+            assert obj.data[:4] == b"\x7fELF"
+            (kernel,) = v.kernels
+            assert kernel.name == "tile_matmul"
+            assert kernel.registers > 0 and kernel.sgprs > 0
+        k0, k4 = default.kernels[0], waves4.kernels[0]
+        # waves_per_eu=4 caps VGPRs at 128 on gfx942: fewer registers, more
+        # waves, paid for with spills.
+        assert k4.registers <= 128 < k0.registers
+        assert k4.occupancy >= 4 > k0.occupancy
+        assert k0.spills == 0 < k4.spills and k4.scratch > 0
+
+
+def test_crashing_hint_set_fails_only_its_variant(rocdl, tile_matmul):
+    """A backend that aborts (an LLVM fatal error in instruction selection
+    for an unknown chip) fails its own variant; every other variant comes
+    back and this interpreter keeps running."""
+    hint_sets = [{}, {"target.chip": "gfx9999"}, {"waves_per_eu": 2}]
+    with rocdl.compile(tile_matmul, hint_sets=hint_sets) as result:
+        assert [v.status for v in result] == ["ok", "failed", "ok"]
+        crashed = result[1]
+        assert re.search("crash|killed|abort", crashed.error, re.I), crashed.error
+        assert crashed.objects == []
+        assert crashed.hints == {"target.chip": "gfx9999"}
+        assert all(v.objects and v.objects[0].data for v in (result[0], result[2]))
+    # Still alive and still compiling.
+    again = rocdl.compile(tile_matmul, hint_sets=[{"waves_per_eu": 8}])
+    assert again[0].ok
+    again.close()
+
+
+def test_without_isolation_the_crash_takes_the_process(rocdl, tmp_path):
+    """The control for the test above: with isolate=False the same hint set
+    aborts the whole process (here a child interpreter)."""
+    script = tmp_path / "crash.py"
+    script.write_text(
+        "import sys, fly_snapshot\n"
+        "c = fly_snapshot.Compiler(cache=False, isolate=False)\n"
+        "c.compile(open(sys.argv[1]).read(), hint_sets=[{'target.chip': 'gfx9999'}])\n"
+        "print('survived')\n")
+    proc = subprocess.run([sys.executable, str(script),
+                           str(SRC_DIR / "examples" / "tile_matmul.mlir")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "survived" not in proc.stdout
+
+
+def test_write_matches_fly_tune(rocdl, tile_matmul, tmp_path):
+    """Result.write uses the library's writer: same files, same manifest
+    fields, same object bytes as fly-tune --out-dir."""
+    fly_tune = TOOLS_DIR / "fly-tune"
+    if not fly_tune.exists():
+        pytest.skip("no fly-tune at %s" % fly_tune)
+    hints = [{}, {"waves_per_eu": 2}, {"maxnreg": 96}]
+    (tmp_path / "h.json").write_text(json.dumps(hints))
+    kernel = SRC_DIR / "examples" / "tile_matmul.mlir"
+    subprocess.run([str(fly_tune), str(kernel), "--quiet", "--no-cache",
+                    "--hints-file", str(tmp_path / "h.json"),
+                    "--out-dir", str(tmp_path / "tune")],
+                   check=True, capture_output=True)
+    with rocdl.compile(kernel.read_text(), hint_sets=hints) as result:
+        manifest_path = result.write(tmp_path / "py")
+    ours = json.loads(manifest_path.read_text())
+    theirs = json.loads((tmp_path / "tune" / "manifest.json").read_text())
+    assert ours["tool"] == "fly-capi" and theirs["tool"] == "fly-tune"
+    assert set(ours) == set(theirs)
+    assert ours["binary_pass"] == theirs["binary_pass"]
+    assert sorted(os.listdir(tmp_path / "py")) == sorted(os.listdir(tmp_path / "tune"))
+    for a, b in zip(ours["variants"], theirs["variants"]):
+        assert set(a) == set(b) - {"from_cache"} or set(a) == set(b)
+        assert (a["id"], a["hints"], a["files"]) == (b["id"], b["hints"], b["files"])
+        for name in a["files"]:
+            if not name.endswith(".mlir"):
+                assert (tmp_path / "py" / name).read_bytes() == \
+                    (tmp_path / "tune" / name).read_bytes(), name
+
+
+def test_write_into_a_file_fails(rocdl, tile_matmul, tmp_path):
+    (tmp_path / "file").write_text("x")
+    with rocdl.compile(tile_matmul) as result:
+        with pytest.raises(fly_snapshot.FlyError, match="cannot"):
+            result.write(tmp_path / "file" / "out")
+
+
+def test_cache_second_compile(tmp_path, tile_matmul):
+    with Compiler(cache_dir=str(tmp_path / "c")) as c:
+        try:
+            c.preset_pipeline()
+        except InvalidInputError:
+            pytest.skip("no ROCm toolkit")
+        first = c.compile(tile_matmul, hint_sets=[{"waves_per_eu": 2}])
+        second = c.compile(tile_matmul, hint_sets=[{"waves_per_eu": 2}])
+        assert not first.prefix_from_cache and second.prefix_from_cache
+        assert second[0].from_cache
+        assert first[0].objects[0].data == second[0].objects[0].data
+
+
+def test_read_out_dir_round_trip(rocdl, tile_matmul, tmp_path):
+    """An out-dir reads back into the same Variants without the library."""
+    hint_sets = [{}, {"waves_per_eu": 4}, {"target.chip": "gfx9999"}]
+    with rocdl.compile(tile_matmul, hint_sets=hint_sets) as result:
+        result.write(tmp_path / "out")
+        written = result.variants
+    back = fly_snapshot.read_out_dir(tmp_path / "out")
+    assert [(v.id, v.hints, v.status) for v in back] == \
+        [(v.id, v.hints, v.status) for v in written]
+    assert back[1].objects[0].data == written[1].objects[0].data
+    assert back[1].kernels == written[1].kernels
+    assert back[2].error and back[2].objects == []
+    with pytest.raises(fly_snapshot.FlyError, match="not a fly out-dir"):
+        fly_snapshot.read_out_dir(tmp_path)
