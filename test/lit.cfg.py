@@ -65,3 +65,27 @@ if os.access(fly_run, os.X_OK):
         config.available_features.add("cuda-device")
     if fly_run_probe("hip"):
         config.available_features.add("hip-device")
+
+# Slurm (test/Slurm): the test cluster of scripts/slurm-local.sh, never the
+# user's SLURM_CONF. The feature is set only when its controller answers.
+slurm_conf = os.environ.get("FLY_TEST_SLURM_CONF") or os.path.join(
+    os.environ.get("FLY_SLURM_RUN", "/tmp/fly-slurm"), "slurm.conf")
+config.environment.pop("SLURM_CONF", None)
+if shutil.which("scontrol") is None:
+    lit_config.note("test/Slurm skipped: Slurm is not installed "
+                    "(scripts/slurm-local.sh start installs and starts it)")
+else:
+    try:
+        slurm_up = subprocess.run(
+            ["scontrol", "ping"], env=dict(os.environ, SLURM_CONF=slurm_conf),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            timeout=20).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        slurm_up = False
+    if slurm_up:
+        config.available_features.add("slurm")
+        config.environment["SLURM_CONF"] = slurm_conf
+    else:
+        lit_config.note("test/Slurm skipped: no controller answers "
+                        "'scontrol ping' with SLURM_CONF=" + slurm_conf +
+                        " (scripts/slurm-local.sh start)")
