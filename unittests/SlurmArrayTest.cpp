@@ -17,7 +17,11 @@
 
 #include "gtest/gtest.h"
 
+#include <csignal>
 #include <cstdlib>
+#include <thread>
+
+#include <unistd.h>
 
 using namespace fly;
 
@@ -261,6 +265,63 @@ TEST(SlurmArrayRunner, RefusedSubmissionIsAnError) {
   std::string message = llvm::toString(report.takeError());
   EXPECT_NE(message.find("sbatch refused"), std::string::npos) << message;
   EXPECT_NE(message.find("no-such-partition"), std::string::npos) << message;
+}
+
+/// squeue's states of every task of `arrayId` once none may still run.
+static std::string finalStates(llvm::StringRef arrayId) {
+  auto squeue = llvm::sys::findProgramByName("squeue");
+  EXPECT_TRUE(bool(squeue));
+  std::string states;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    llvm::SmallString<128> out;
+    EXPECT_FALSE(llvm::sys::fs::createTemporaryFile("fly-squeue", "out", out));
+    llvm::StringRef argv[] = {*squeue, "-h", "-r", "-t", "all", "-j",
+                              arrayId, "-o", "%T"};
+    std::optional<llvm::StringRef> redirects[] = {
+        llvm::StringRef(""), llvm::StringRef(out), llvm::StringRef("")};
+    llvm::sys::ExecuteAndWait(*squeue, argv, std::nullopt, redirects, 20);
+    states = readFile(out);
+    llvm::sys::fs::remove(out);
+    if (states.find("RUNNING") == std::string::npos &&
+        states.find("PENDING") == std::string::npos &&
+        states.find("COMPLETING") == std::string::npos)
+      break;
+    usleep(100000);
+  }
+  return states;
+}
+
+TEST(SlurmArrayRunnerDeathTest, InterruptCancelsTheArray) {
+  REQUIRE_SLURM();
+  TempDir dir;
+  SlurmArrayOptions options = testOptions(dir);
+  std::string record = dir.file("state/running-array");
+  // The child submits an array of sleeps and gets SIGINT once it waits for
+  // it: it must scancel the array, then die of the signal.
+  EXPECT_EXIT(
+      {
+        std::thread interrupter([&] {
+          for (int i = 0; i < 600 && !llvm::sys::fs::exists(record); ++i)
+            usleep(50000);
+          usleep(300000);
+          kill(getpid(), SIGINT);
+        });
+        interrupter.detach();
+        SlurmArrayRunner runner(options);
+        (void)runner.run(
+            {0, 1, 2}, 1,
+            [&](llvm::ArrayRef<unsigned>) {
+              return std::vector<ShellCommand>{{"/bin/sleep", "600"}};
+            },
+            [](unsigned) { return false; });
+        std::_Exit(3); // not reached
+      },
+      testing::KilledBySignal(SIGINT), "");
+  std::string arrayId = readFile(record);
+  ASSERT_NE(arrayId, "<missing>");
+  arrayId = llvm::StringRef(arrayId).trim().str();
+  std::string states = finalStates(arrayId);
+  EXPECT_EQ(states, "CANCELLED\nCANCELLED\nCANCELLED\n") << arrayId;
 }
 
 } // namespace
