@@ -52,6 +52,22 @@ TEST(SlurmShardSize, CoversTheTargetTaskLength) {
   EXPECT_EQ(slurmShardSize(0, 1, policy), 1u);
 }
 
+TEST(SlurmShardSize, SpreadsOverFreeSlots) {
+  SlurmShardPolicy policy;
+  policy.targetTaskSeconds = 60;
+  policy.taskOverheadSeconds = 1;
+  // 1000 items of 0.5 s: 120 per 60 s task. 64 free slots would take 16
+  // each, under the floor of 10 s of work (20 items): 20 per task.
+  policy.slots = 64;
+  EXPECT_EQ(slurmShardSize(1000, 0.5, policy), 20u);
+  // 8 slots: 125 each would exceed the target; 120 -> 9 tasks of 112.
+  policy.slots = 8;
+  EXPECT_EQ(slurmShardSize(1000, 0.5, policy), 112u);
+  // 40 slots: 25 each.
+  policy.slots = 40;
+  EXPECT_EQ(slurmShardSize(1000, 0.5, policy), 25u);
+}
+
 TEST(SlurmSqueue, ParsesOneLinePerTask) {
   std::vector<SlurmTaskState> tasks =
       parseSqueueTasks("3|COMPLETED|None|vm\n1|PENDING|Resources|\n"

@@ -40,13 +40,17 @@ unsigned fly::slurmShardSize(unsigned numItems, double itemSeconds,
   if (numItems == 0)
     return 1;
   // A task runs its shard on cpusPerTask threads: items * itemSeconds / cpus
-  // of work, plus the fixed overhead. Aim at the target length, and never
-  // below ten times the overhead, so Slurm costs at most ~10%.
+  // of work plus the fixed overhead. Never below ten times the overhead (so
+  // Slurm costs at most ~10%), at most the target length, and spread over
+  // the free slots when that gives shorter tasks.
   double cpus = std::max(1u, policy.cpusPerTask);
-  double taskSeconds = std::max(policy.targetTaskSeconds,
-                                10 * policy.taskOverheadSeconds);
   double perItem = std::max(itemSeconds, 1e-3) / cpus;
-  double size = std::floor(taskSeconds / perItem);
+  double floorSize = std::ceil(10 * policy.taskOverheadSeconds / perItem);
+  double targetSize = std::max(1.0, std::floor(policy.targetTaskSeconds /
+                                               perItem));
+  double spreadSize = policy.slots ? std::ceil(double(numItems) / policy.slots)
+                                   : double(numItems);
+  double size = std::max(floorSize, std::min(targetSize, spreadSize));
   unsigned shard = size >= numItems ? numItems
                                     : std::max(1u, static_cast<unsigned>(size));
   if (policy.maxTasks != 0)

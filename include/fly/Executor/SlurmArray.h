@@ -56,14 +56,18 @@ struct SlurmArrayOptions {
   std::function<void(llvm::StringRef)> progress;
 };
 
-/// How shards are sized: each task should run about `targetTaskSeconds`, so
-/// that Slurm's cost per task (`taskOverheadSeconds`, measured: ~1 s of slot
-/// time on an idle controller) stays a small part of it, and there are never
-/// more than `maxTasks` tasks (0: no limit).
+/// How shards are sized. Slurm's cost per task (`taskOverheadSeconds`,
+/// measured in bench/RESULTS.md: about a second of slot time) must stay a
+/// small part of a task: a task carries at least ten times that much work,
+/// at most `targetTaskSeconds`, and less when the items spread over the free
+/// `slots` (tasks of cpusPerTask CPUs the cluster can run at once; 0:
+/// unknown) give every slot one task. Never more than `maxTasks` tasks (0:
+/// no limit).
 struct SlurmShardPolicy {
   double taskOverheadSeconds = 1.0;
   double targetTaskSeconds = 60;
   unsigned cpusPerTask = 1;
+  unsigned slots = 0;
   unsigned maxTasks = 0;
 };
 
