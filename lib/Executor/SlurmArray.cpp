@@ -208,6 +208,65 @@ static Expected<ToolResult> runTool(StringRef name,
   return result;
 }
 
+/// The value of option `longName` (--x=V, --x V) or `shortName` (-xV, -x V).
+static std::optional<std::string>
+findSbatchOption(llvm::ArrayRef<std::string> args, StringRef longName,
+                 StringRef shortName) {
+  std::optional<std::string> value;
+  for (size_t i = 0; i < args.size(); ++i) {
+    StringRef arg = args[i];
+    bool hasNext = i + 1 < args.size();
+    if (arg.consume_front(longName)) {
+      if (arg.consume_front("="))
+        value = arg.str();
+      else if (arg.empty() && hasNext)
+        value = args[++i];
+    } else if (arg.consume_front(shortName)) {
+      if (!arg.empty())
+        value = arg.str();
+      else if (hasNext)
+        value = args[++i];
+    }
+  }
+  return value;
+}
+
+unsigned fly::slurmCpusPerTask(llvm::ArrayRef<std::string> sbatchArgs) {
+  unsigned cpus;
+  std::optional<std::string> value =
+      findSbatchOption(sbatchArgs, "--cpus-per-task", "-c");
+  if (!value || StringRef(*value).getAsInteger(10, cpus) || cpus == 0)
+    return 1;
+  return cpus;
+}
+
+unsigned fly::slurmFreeSlots(llvm::ArrayRef<std::string> sbatchArgs,
+                             unsigned cpusPerTask) {
+  // %C is "allocated/idle/other/total" CPUs, one line per partition.
+  std::vector<std::string> args = {"-h", "-o", "%C"};
+  if (std::optional<std::string> partition =
+          findSbatchOption(sbatchArgs, "--partition", "-p"))
+    args.push_back("--partition=" + *partition);
+  Expected<ToolResult> result = runTool("sinfo", args, 30);
+  if (!result) {
+    llvm::consumeError(result.takeError());
+    return 0;
+  }
+  if (result->status != 0)
+    return 0;
+  unsigned long long idle = 0;
+  llvm::SmallVector<StringRef> lines;
+  StringRef(result->out).split(lines, '\n', -1, false);
+  for (StringRef line : lines) {
+    llvm::SmallVector<StringRef, 4> fields;
+    line.trim().split(fields, '/');
+    unsigned long long cpus;
+    if (fields.size() == 4 && !fields[1].getAsInteger(10, cpus))
+      idle += cpus;
+  }
+  return idle / std::max(1u, cpusPerTask);
+}
+
 //===----------------------------------------------------------------------===//
 // Cancelling on SIGINT/SIGTERM
 //===----------------------------------------------------------------------===//

@@ -71,6 +71,16 @@ struct SlurmShardPolicy {
   unsigned maxTasks = 0;
 };
 
+/// The CPUs per task that `sbatchArgs` ask for (-c N, --cpus-per-task=N);
+/// 1 when they do not.
+unsigned slurmCpusPerTask(llvm::ArrayRef<std::string> sbatchArgs);
+
+/// How many tasks of `cpusPerTask` CPUs the partition that `sbatchArgs`
+/// name (or the default) can start now, from `sinfo`'s idle CPUs; 0 when
+/// sinfo cannot tell.
+unsigned slurmFreeSlots(llvm::ArrayRef<std::string> sbatchArgs,
+                        unsigned cpusPerTask);
+
 /// Items per shard for `numItems` items of `itemSeconds` CPU time each.
 unsigned slurmShardSize(unsigned numItems, double itemSeconds,
                         const SlurmShardPolicy &policy);
