@@ -48,6 +48,11 @@ static cl::opt<double> variantSecondsOpt(
     cl::desc("CPU seconds per variant for shard sizing (default: time one "
              "variant here first)"),
     cl::init(0), cl::cat(slurmCategory));
+static cl::opt<std::string> toolOpt(
+    "slurm-tool",
+    cl::desc("The fly-tune the array tasks run, at the same path on every "
+             "node (default: this one)"),
+    cl::cat(slurmCategory));
 // Set by the sweep coordinator on the fly-tune of each kernel.
 static cl::opt<std::string> sweepDirOpt("slurm-sweep", cl::Hidden);
 static cl::opt<std::string> sweepSlotOpt("slurm-sweep-slot", cl::Hidden);
@@ -66,7 +71,27 @@ getSlurmExecutorOptions(StringRef cacheDir,
                                              cacheDir + "': " + ec.message());
     options.cacheDir = std::string(absolute);
   }
+  if (cacheDir.empty() && workDirOpt.empty())
+    return llvm::createStringError(
+        "the slurm executor needs a work directory on a file system every "
+        "node sees: pass --work-dir, or use a cache (FLY_CACHE_DIR) whose "
+        "slurm/ subdirectory is used by default");
   options.workDirParent = workDirOpt;
+  if (!options.workDirParent.empty()) {
+    llvm::SmallString<256> absolute(options.workDirParent);
+    if (std::error_code ec = llvm::sys::fs::make_absolute(absolute))
+      return llvm::createStringError(ec, "cannot resolve --work-dir '" +
+                                             workDirOpt + "': " + ec.message());
+    options.workDirParent = std::string(absolute);
+  }
+  if (!toolOpt.empty()) {
+    llvm::SmallString<256> absolute(toolOpt);
+    llvm::sys::fs::make_absolute(absolute);
+    if (!llvm::sys::fs::can_execute(absolute))
+      return llvm::createStringError("--slurm-tool '" + toolOpt +
+                                     "' is not an executable file");
+    options.childTool = std::string(absolute);
+  }
   llvm::BumpPtrAllocator allocator;
   llvm::StringSaver saver(allocator);
   llvm::SmallVector<const char *> tokens;
