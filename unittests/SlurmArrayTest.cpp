@@ -68,6 +68,18 @@ TEST(SlurmShardSize, SpreadsOverFreeSlots) {
   EXPECT_EQ(slurmShardSize(1000, 0.5, policy), 25u);
 }
 
+TEST(SlurmSbatchArgs, CpusPerTask) {
+  EXPECT_EQ(slurmCpusPerTask({}), 1u);
+  EXPECT_EQ(slurmCpusPerTask({"--partition=cpu", "--cpus-per-task=16"}), 16u);
+  EXPECT_EQ(slurmCpusPerTask({"--cpus-per-task", "8", "-p", "x"}), 8u);
+  EXPECT_EQ(slurmCpusPerTask({"-c4"}), 4u);
+  EXPECT_EQ(slurmCpusPerTask({"-c", "6", "--constraint=gpu"}), 6u);
+  // The last one wins, as in sbatch; nonsense leaves the default.
+  EXPECT_EQ(slurmCpusPerTask({"-c", "6", "--cpus-per-task=2"}), 2u);
+  EXPECT_EQ(slurmCpusPerTask({"--cpus-per-task=many"}), 1u);
+  EXPECT_EQ(slurmCpusPerTask({"-C", "8"}), 1u);
+}
+
 TEST(SlurmSqueue, ParsesOneLinePerTask) {
   std::vector<SlurmTaskState> tasks =
       parseSqueueTasks("3|COMPLETED|None|vm\n1|PENDING|Resources|\n"
