@@ -11,7 +11,7 @@
 //             parse it, apply the hints, run the binary pass (the prototype)
 //   serial    fly::SplitCompiler, jobs=1, cache off
 //   parallel  fly::SplitCompiler, jobs=P (hardware threads), cache off
-//   isolated  the same with isolateCrashes (fly-tune's default): each variant
+//   isolated  the same with the isolated executor (fly-tune's default): each variant
 //             replayed alone, P at a time, on a thread pool
 //   warm      fly::SplitCompiler, jobs=P, in a fresh process whose on-disk
 //             cache holds the pre-binary module but no binaries
@@ -398,7 +398,8 @@ public:
                                             bool isolate, bool reuseIsa) {
     fly::SplitCompilerOptions options;
     options.jobs = jobs;
-    options.isolateCrashes = isolate;
+    options.executor =
+        isolate ? fly::ExecutorKind::Isolated : fly::ExecutorKind::Batch;
     options.reuseIsa = reuseIsa;
     options.cache.enabled = cache;
     if (cache)

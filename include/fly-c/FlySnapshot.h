@@ -49,7 +49,14 @@ FLY_CAPI_EXPORTED const char *flyGetVersion(void);
  *    "cache_dir": the cache directory,
  *    "dump_dir":  numbered per-stage IR dumps ("" = off),
  *    "reuse_isa": true (default) / false: one ISA compile for variants
- *                 that share it (SplitCompilerOptions::reuseIsa).
+ *                 that share it (SplitCompilerOptions::reuseIsa),
+ *    "isolate":   true (default): variants compile in child fly-tune
+ *                 processes (installed beside this library), so a backend
+ *                 crash, LLVM fatal error or heap corruption fails only its
+ *                 variants and never the calling process; false: in this
+ *                 process, fastest,
+ *    "executor":  "batch", "isolated" (in process, crash recovery) or
+ *                 "process" (what "isolate" chooses between, spelled out).
  *  Returns a null compiler on bad options; flyGetLastError() says why. */
 FLY_CAPI_EXPORTED FlyCompiler flyCompilerCreate(const char *optionsJSON);
 

@@ -97,6 +97,10 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
   registerPassesOnce();
   fly::SplitCompilerOptions options =
       fly::SplitCompilerOptions::fromEnvironment();
+  // The host is someone else's process (a Python autotuner): by default
+  // nothing a backend does may end it, so variants compile in child
+  // fly-tune processes.
+  options.executor = fly::ExecutorKind::Process;
   if (optionsJSON && *optionsJSON) {
     llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(optionsJSON);
     if (!parsed) {
@@ -117,6 +121,24 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
           return FlyCompiler{nullptr};
         }
         options.jobs = static_cast<unsigned>(*jobs);
+      } else if (key == "isolate") {
+        std::optional<bool> on = value.getAsBoolean();
+        if (!on) {
+          lastError = "bad compiler options: \"isolate\" must be a boolean";
+          return FlyCompiler{nullptr};
+        }
+        options.executor =
+            *on ? fly::ExecutorKind::Process : fly::ExecutorKind::Batch;
+      } else if (key == "executor") {
+        std::optional<llvm::StringRef> name = value.getAsString();
+        std::optional<fly::ExecutorKind> kind =
+            name ? fly::parseExecutorKind(*name) : std::nullopt;
+        if (!kind) {
+          lastError = "bad compiler options: \"executor\" must be \"batch\", "
+                      "\"isolated\" or \"process\"";
+          return FlyCompiler{nullptr};
+        }
+        options.executor = *kind;
       } else if (key == "cache" || key == "reuse_isa") {
         std::optional<bool> on = value.getAsBoolean();
         if (!on) {
@@ -138,7 +160,8 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
           options.dumpDir = dir->str();
       } else {
         lastError = "bad compiler options: unknown option \"" + key.str() +
-                    "\" (expected jobs, cache, cache_dir, dump_dir, reuse_isa)";
+                    "\" (expected jobs, cache, cache_dir, dump_dir, reuse_isa, isolate, "
+                    "executor)";
         return FlyCompiler{nullptr};
       }
     }

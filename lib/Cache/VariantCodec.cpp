@@ -32,6 +32,12 @@ std::string encodeVariant(const VariantResult &result) {
       {"object_hash", static_cast<int64_t>(result.objectHash)},
       {"objects", std::move(objects)},
   };
+  // Results that cross a process boundary carry failures too (the cache
+  // stores successes only, so its entries never have these).
+  if (!result.error.empty())
+    root["error"] = result.error;
+  if (result.isaFrom)
+    root["isa_from"] = *result.isaFrom;
   std::string text;
   raw_string_ostream(text) << json::Value(std::move(root));
   return text;
@@ -81,6 +87,10 @@ std::optional<VariantResult> decodeVariant(StringRef payload) {
   result.objectHash = static_cast<uint64_t>(*hash);
   result.replayMs = obj->getNumber("replay_ms").value_or(0);
   result.replayedWith = obj->getInteger("replayed_with").value_or(1);
+  result.error = obj->getString("error").value_or("").str();
+  if (std::optional<int64_t> isaFrom = obj->getInteger("isa_from");
+      isaFrom && *isaFrom >= 0 && *isaFrom <= UINT32_MAX)
+    result.isaFrom = static_cast<unsigned>(*isaFrom);
   for (const json::Value &value : *objects) {
     const json::Object *o = value.getAsObject();
     if (!o)

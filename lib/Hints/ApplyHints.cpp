@@ -13,6 +13,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/StringSaver.h"
 
+#include <atomic>
+
 using namespace mlir;
 using llvm::StringRef;
 
@@ -76,8 +78,13 @@ bool isNvvmOnly(ArrayRef<TargetFamily> families) {
   });
 }
 
+static std::atomic<uint64_t> hintChecks{0};
+
+uint64_t getHintCheckCount() { return hintChecks.load(); }
+
 LogicalResult verifyHintsApply(gpu::GPUModuleOp gpuModule,
                                const HintSet &hints) {
+  ++hintChecks;
   SmallVector<TargetFamily> families = getTargetFamilies(gpuModule);
   auto hintError = [&](StringRef key) {
     return emitError(gpuModule.getLoc())
@@ -295,6 +302,11 @@ std::string getBinaryOptsHint(const HintSet &hints,
 LogicalResult applyHints(gpu::GPUModuleOp gpuModule, const HintSet &hints) {
   if (failed(verifyHintsApply(gpuModule, hints)))
     return failure();
+  applyVerifiedHints(gpuModule, hints);
+  return success();
+}
+
+void applyVerifiedHints(gpu::GPUModuleOp gpuModule, const HintSet &hints) {
   MLIRContext *ctx = gpuModule.getContext();
   Builder b(ctx);
   SmallVector<TargetFamily> families = getTargetFamilies(gpuModule);
@@ -338,7 +350,6 @@ LogicalResult applyHints(gpu::GPUModuleOp gpuModule, const HintSet &hints) {
       rewritten.push_back(rewriteTarget(target, hints, optsIntoTarget));
     gpuModule.setTargetsAttr(b.getArrayAttr(rewritten));
   }
-  return success();
 }
 
 } // namespace fly

@@ -1,6 +1,7 @@
 //===- Replay.cpp - Replay gpu-module-to-binary per hint set --------------===//
 
 #include "fly/Replay/Replay.h"
+#include "fly/Replay/ReplayPlan.h"
 #include "fly/Replay/SharedIsa.h"
 #include "fly/Replay/VariantDedupe.h"
 
@@ -281,8 +282,7 @@ ModuleOp BatchCompiler::buildVariant(OpBuilder &b, unsigned index,
   };
   for (gpu::GPUModuleOp gpuModule : gpuModules) {
     auto clone = cast<gpu::GPUModuleOp>(b.clone(*gpuModule));
-    if (failed(applyHints(clone, result.hints)))
-      return drop("hints could not be applied");
+    applyVerifiedHints(clone, result.hints);
   }
   // Replays run on a verified copy: a hint such as func.<attr> can make
   // the IR invalid, and the backend must not be the one to find out.
@@ -311,6 +311,8 @@ void BatchCompiler::compile(ArrayRef<unsigned> indices,
 
   std::string captured;
   SmallVector<std::pair<unsigned, ModuleOp>> variants;
+  LogicalResult status = success();
+  double ms = 0;
   {
     // Diagnostics of a hint set that fails belong to that variant's result.
     ErrorCapture capture(ctx, captured);
@@ -328,64 +330,43 @@ void BatchCompiler::compile(ArrayRef<unsigned> indices,
       return;
     captured.clear();
     auto start = std::chrono::steady_clock::now();
-    LogicalResult status = runPipeline(*stage.pipeline, container);
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
-    if (succeeded(status)) {
-      for (auto [index, variant] : variants)
-        stage.done(index, variant, ms, variants.size());
-      return;
-    }
+    status = runPipeline(*stage.pipeline, container);
+    ms = std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+             .count();
   }
-  if (variants.size() == 1) {
-    stage.fail(variants.front().first,
+  // A variant is finished once none of its gpu.modules is left: the pass
+  // replaced each by its gpu.binary. In a failed batch the finished ones are
+  // kept (never compiled twice); the others failed, or were not reached
+  // because the pass manager stops scheduling after a failure.
+  SmallVector<unsigned> unfinished;
+  for (auto [index, variant] : variants) {
+    if (succeeded(status) || variant.getOps<gpu::GPUModuleOp>().empty())
+      stage.done(index, variant, ms, variants.size());
+    else
+      unfinished.push_back(index);
+  }
+  if (unfinished.empty())
+    return;
+  // Only errors are captured, and finished variants emit none: with one
+  // variant left the batch's errors are its own.
+  if (unfinished.size() == 1) {
+    stage.fail(unfinished.front(),
                captured.empty() ? "the binary pass failed" : captured);
     return;
   }
-  SmallVector<unsigned> retry =
-      llvm::to_vector(llvm::make_first_range(variants));
   eraseContainer.release();
   if (nestInSource)
     container.erase();
   owned = nullptr;
-  for (unsigned index : retry)
+  for (unsigned index : unfinished)
     compile(ArrayRef<unsigned>(index), stage);
 }
 
-/// Whether the binary pass makes linked objects (bin, fatbin) rather than
-/// LLVM IR or ISA.
-static bool linksObjects(StringRef binaryPass) {
+bool binaryPassLinksObjects(StringRef binaryPass) {
   std::string format = getPassOption(binaryPass, "format");
   return format.empty() || format == "bin" || format == "binary" ||
          format == "fatbin" || format == "fatbinary";
-}
-
-/// A missing toolkit would fail every variant with "lld invocation failed":
-/// say what is missing, once, before compiling.
-static LogicalResult verifyToolkit(StringRef binaryPass,
-                                   ArrayRef<gpu::GPUModuleOp> gpuModules,
-                                   Location loc) {
-  std::string toolkit = getPassOption(binaryPass, "toolkit");
-  if (toolkit.empty() || !linksObjects(binaryPass))
-    return success();
-  bool rocdl = llvm::any_of(gpuModules, [](gpu::GPUModuleOp gpuModule) {
-    return llvm::is_contained(getTargetFamilies(gpuModule),
-                              TargetFamily::ROCDL);
-  });
-  if (!rocdl)
-    return success();
-  for (StringRef needed : {"llvm/bin/ld.lld", "amdgcn/bitcode"}) {
-    SmallString<256> path(toolkit);
-    sys::path::append(path, needed);
-    if (!sys::fs::exists(path))
-      return emitError(loc)
-             << "the ROCm toolkit '" << toolkit << "' has no " << needed
-             << ", which gpu-module-to-binary needs to link #rocdl.target "
-                "objects; pass toolkit=<folder with amdgcn/bitcode and "
-                "llvm/bin/ld.lld> (the build makes one: build/rocm-toolkit)";
-  }
-  return success();
 }
 
 /// What a hint set makes of the gpu.modules, without copying their bodies.
@@ -415,8 +396,7 @@ fingerprintHinted(ArrayRef<gpu::GPUModuleOp> gpuModules, const HintSet &hints,
     Block *body = &skeleton->getBodyRegion().emplaceBlock();
     for (auto func : gpuModule.getOps<LLVM::LLVMFuncOp>())
       body->push_back(func->cloneWithoutRegions());
-    if (failed(applyHints(*skeleton, hints)))
-      return std::nullopt;
+    applyVerifiedHints(*skeleton, hints);
     if (normalizeForIsa)
       normalizeForSharedIsa(*skeleton);
     fingerprint.push_back(skeleton.get()->getAttrDictionary());
@@ -461,23 +441,23 @@ void copyVariantOutcome(VariantResult &copy, const VariantResult &from) {
   copy.isaFrom = from.isaFrom;
 }
 
-/// Stage 1 of a replay that reuses ISA: for each key of `keys` that `table`
-/// lacks, gpu-module-to-binary{format=isa} on the hinted, normalised variant
-/// of the first of `indices` with that key; the ISA (or the failure) goes
-/// into `table`.
+/// Stage 1 of a replay that reuses ISA: for each ISA group of `indices`
+/// (positions) that `table` lacks, gpu-module-to-binary{format=isa} on the
+/// hinted, normalised variant of its first position; the ISA (or the
+/// failure) goes into `table`.
 static LogicalResult
 compileSharedIsa(BatchCompiler &compiler, ArrayRef<unsigned> indices,
-                 ArrayRef<std::optional<SharedIsaKey>> keys,
+                 ArrayRef<std::optional<unsigned>> groups,
                  ArrayRef<gpu::GPUModuleOp> gpuModules, StringRef binaryPass,
                  StringRef extraOpts, size_t batchSize, Location loc,
                  SharedIsaTable &table) {
   SmallVector<unsigned> producers;
-  llvm::DenseMap<unsigned, const SharedIsaKey *> keyOf;
-  for (auto [index, key] : llvm::zip_equal(indices, keys)) {
-    if (!key || table.lookup(*key) ||
-        llvm::any_of(keyOf, [&](auto &entry) { return *entry.second == *key; }))
+  llvm::DenseMap<unsigned, unsigned> groupOf;
+  for (auto [index, group] : llvm::zip_equal(indices, groups)) {
+    if (!group || table.lookup(*group) ||
+        llvm::any_of(groupOf, [&](auto &entry) { return entry.second == *group; }))
       continue;
-    keyOf[index] = &*key;
+    groupOf[index] = *group;
     producers.push_back(index);
   }
   if (producers.empty())
@@ -511,13 +491,13 @@ compileSharedIsa(BatchCompiler &compiler, ArrayRef<unsigned> indices,
       isa.shareable &= hasSentinelsOnce(binary.getObjectsAttr(),
                                         kernelCounts.lookup(binary.getName()));
     }
-    table.insert(*keyOf[index], std::move(isa));
+    table.insert(groupOf[index], std::move(isa));
   };
   stage.fail = [&](unsigned index, const std::string &error) {
     SharedIsa isa;
     isa.producer = compiler.labelOf(index);
     isa.error = error;
-    table.insert(*keyOf[index], std::move(isa));
+    table.insert(groupOf[index], std::move(isa));
   };
   compiler.compileInBatches(producers, batchSize, stage);
   return success();
@@ -552,74 +532,71 @@ static LogicalResult attachSharedIsa(ModuleOp variant, const SharedIsa &isa) {
   return success();
 }
 
-/// replayVariants, or with `sharedIsaOnly` only its stage 1 (see
+/// replayPlanned, or with `sharedIsaOnly` only its stage 1 (see
 /// prepareSharedIsa).
 static FailureOr<std::vector<VariantResult>>
-replay(ModuleOp source, ArrayRef<HintSet> hintSets, const ReplayConfig &config,
-       bool nestInSource, PipelineRunner runPipeline, bool sharedIsaOnly) {
+replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
+       const ReplayOptions &options, bool nestInSource,
+       PipelineRunner runPipeline, bool sharedIsaOnly) {
   SmallVector<gpu::GPUModuleOp> gpuModules = getTargetedGpuModules(source);
-  // Every hint set is checked before anything compiles: a typo in the last
-  // of 200 hint sets must not cost 199 compiles first.
-  for (const HintSet &hints : hintSets)
-    for (gpu::GPUModuleOp gpuModule : gpuModules)
-      if (failed(verifyHintsApply(gpuModule, hints)))
-        return failure();
-
-  if (failed(verifyToolkit(config.binaryPass, gpuModules, source.getLoc())))
-    return failure();
-
-  std::vector<VariantResult> results(hintSets.size());
-  // Hint sets that make identical variant modules (same binary pass options,
-  // same hinted attributes) are compiled once; the others copy the result.
-  SmallVector<std::optional<unsigned>> sameAs =
-      findDuplicateVariants(source, hintSets);
+  // Everything per hint set was decided by the plan: positions below index
+  // `entries` (and `results`), plan entries are named by their position in
+  // the plan.
+  std::vector<VariantResult> results(entries.size());
+  std::vector<HintSet> hintSets;
+  llvm::DenseMap<unsigned, unsigned> positionOf;
+  for (auto [k, e] : llvm::enumerate(entries)) {
+    const PlanEntry &entry = plan.entries[e];
+    results[k].index = entry.index;
+    results[k].id = entry.id;
+    results[k].hints = entry.hints;
+    results[k].binaryPass = entry.binaryPass;
+    hintSets.push_back(entry.hints);
+    positionOf.try_emplace(e, k);
+  }
   // Variants whose `opts` differ need their own binary pass instance.
-  // Groups keep the order of their first variant.
+  // Groups keep the order of their first variant. An entry identical to one
+  // replayed here copies its outcome instead of compiling.
   std::vector<std::pair<std::string, SmallVector<unsigned>>> groups;
-  for (auto [index, hints] : enumerate(hintSets)) {
-    unsigned label =
-        config.variantIndices.empty() ? index : config.variantIndices[index];
-    results[index].index = label;
-    results[index].id = getVariantId(label, hints);
-    results[index].hints = hints;
-    if (sameAs[index])
+  SmallVector<std::pair<unsigned, unsigned>> copies;
+  for (auto [k, e] : llvm::enumerate(entries)) {
+    const PlanEntry &entry = plan.entries[e];
+    if (entry.sameAs && positionOf.count(*entry.sameAs)) {
+      copies.emplace_back(k, positionOf.lookup(*entry.sameAs));
       continue;
-    std::string opts = getBinaryOptsHint(hints, gpuModules);
-    auto group = find_if(groups, [&](auto &g) { return g.first == opts; });
+    }
+    auto group = find_if(groups, [&](auto &g) { return g.first == entry.extraOpts; });
     if (group == groups.end())
-      group = groups.insert(groups.end(), {opts, {}});
-    group->second.push_back(index);
+      group = groups.insert(groups.end(), {entry.extraOpts, {}});
+    group->second.push_back(k);
   }
 
   MLIRContext *ctx = source.getContext();
-  unsigned batchSize = config.maxParallel;
+  unsigned batchSize = options.maxParallel;
   if (batchSize == 0)
     batchSize = ctx->isMultithreadingEnabled() ? ctx->getNumThreads() : 1;
   BatchCompiler compiler(source, hintSets, results, nestInSource, runPipeline);
-  bool reuse = config.reuseIsa && linksObjects(config.binaryPass);
   std::shared_ptr<SharedIsaTable> table =
-      config.sharedIsa ? config.sharedIsa : std::make_shared<SharedIsaTable>();
+      options.sharedIsa ? options.sharedIsa : std::make_shared<SharedIsaTable>();
   for (auto &[extraOpts, indices] : groups) {
-    std::string effective;
-    FailureOr<OpPassManager> pipeline = buildReplayPipeline(
-        config.binaryPass, extraOpts, source.getLoc(), &effective);
+    FailureOr<OpPassManager> pipeline =
+        buildReplayPipeline(plan.binaryPass, extraOpts, source.getLoc());
     if (failed(pipeline))
       return failure();
-    for (unsigned index : indices)
-      results[index].binaryPass = effective;
     ReplayStage plain = compiler.recordingStage(*pipeline);
-    if (!reuse) {
+    if (!plan.reuseIsa) {
       if (!sharedIsaOnly)
         compiler.compileInBatches(indices, batchSize, plain);
       continue;
     }
 
-    // Stage 1: the ISA of each key not in the table, from its first variant.
-    SmallVector<std::optional<SharedIsaKey>> keys;
-    for (unsigned index : indices)
-      keys.push_back(getSharedIsaKey(gpuModules, hintSets[index], extraOpts));
-    if (failed(compileSharedIsa(compiler, indices, keys, gpuModules,
-                                config.binaryPass, extraOpts, batchSize,
+    // Stage 1: the ISA of each group not in the table, from its first
+    // variant here.
+    SmallVector<std::optional<unsigned>> isaGroups;
+    for (unsigned k : indices)
+      isaGroups.push_back(plan.entries[entries[k]].isaGroup);
+    if (failed(compileSharedIsa(compiler, indices, isaGroups, gpuModules,
+                                plan.binaryPass, extraOpts, batchSize,
                                 source.getLoc(), *table)))
       return failure();
     if (sharedIsaOnly)
@@ -629,57 +606,74 @@ replay(ModuleOp source, ArrayRef<HintSet> hintSets, const ReplayConfig &config,
     // there is none to use.
     SmallVector<unsigned> assembled, whole;
     std::map<unsigned, SharedIsa> isaOf;
-    for (auto [index, key] : llvm::zip_equal(indices, keys)) {
-      std::optional<SharedIsa> isa = key ? table->lookup(*key) : std::nullopt;
+    for (auto [k, group] : llvm::zip_equal(indices, isaGroups)) {
+      std::optional<SharedIsa> isa = group ? table->lookup(*group) : std::nullopt;
       if (!isa || !isa->shareable) {
-        whole.push_back(index);
+        whole.push_back(k);
         continue;
       }
-      results[index].isaFrom = isa->producer;
+      results[k].isaFrom = isa->producer;
       if (!isa->error.empty()) {
-        results[index].error = isa->error;
+        results[k].error = isa->error;
         continue;
       }
-      results[index].replayMs = isa->ms;
-      isaOf[index] = std::move(*isa);
-      assembled.push_back(index);
+      results[k].replayMs = isa->ms;
+      isaOf[k] = std::move(*isa);
+      assembled.push_back(k);
     }
-    FailureOr<OpPassManager> assembler =
-        buildAssemblePipeline(effective, source.getLoc());
+    FailureOr<OpPassManager> assembler = buildAssemblePipeline(
+        plan.entries[entries[indices.front()]].binaryPass, source.getLoc());
     if (failed(assembler))
       return failure();
     ReplayStage finish = compiler.recordingStage(*assembler);
-    finish.prepare = [&](unsigned index, ModuleOp variant) {
-      return attachSharedIsa(variant, isaOf[index]);
+    finish.prepare = [&](unsigned k, ModuleOp variant) {
+      return attachSharedIsa(variant, isaOf[k]);
     };
     compiler.compileInBatches(assembled, batchSize, finish);
     compiler.compileInBatches(whole, batchSize, plain);
   }
 
-  // Copies for the hint sets whose variant equals an earlier one: same
+  // Copies for the entries whose variant equals an earlier one: same
   // objects (or the same failure); replayMs 0 says it was not compiled.
-  for (auto [index, original] : enumerate(sameAs))
-    if (original)
-      copyVariantOutcome(results[index], results[*original]);
+  for (auto [copy, original] : copies)
+    copyVariantOutcome(results[copy], results[original]);
 
   markDuplicates(results);
   return results;
 }
 
 FailureOr<std::vector<VariantResult>>
-replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
-               const ReplayConfig &config, bool nestInSource,
-               PipelineRunner runPipeline) {
-  return replay(source, hintSets, config, nestInSource, runPipeline,
+replayPlanned(ModuleOp source, const ReplayPlan &plan,
+              ArrayRef<unsigned> entries, const ReplayOptions &options,
+              bool nestInSource, PipelineRunner runPipeline) {
+  return replay(source, plan, entries, options, nestInSource, runPipeline,
                 /*sharedIsaOnly=*/false);
 }
 
-LogicalResult prepareSharedIsa(ModuleOp source, ArrayRef<HintSet> hintSets,
-                               const ReplayConfig &config, bool nestInSource,
+LogicalResult prepareSharedIsa(ModuleOp source, const ReplayPlan &plan,
+                               ArrayRef<unsigned> entries,
+                               const ReplayOptions &options, bool nestInSource,
                                PipelineRunner runPipeline) {
-  assert(config.reuseIsa && config.sharedIsa && "nowhere to keep the ISA");
-  return replay(source, hintSets, config, nestInSource, runPipeline,
+  assert(plan.reuseIsa && options.sharedIsa && "nowhere to keep the ISA");
+  return replay(source, plan, entries, options, nestInSource, runPipeline,
                 /*sharedIsaOnly=*/true);
+}
+
+FailureOr<std::vector<VariantResult>>
+replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
+               const ReplayConfig &config, bool nestInSource,
+               PipelineRunner runPipeline) {
+  ReplayPlanOptions planOptions;
+  planOptions.reuseIsa = config.reuseIsa;
+  planOptions.labels = config.variantIndices;
+  FailureOr<ReplayPlan> plan =
+      buildReplayPlan(source, config.binaryPass, hintSets, planOptions);
+  if (failed(plan))
+    return failure();
+  ReplayOptions options;
+  options.maxParallel = config.maxParallel;
+  return replayPlanned(source, *plan, plan->all(), options, nestInSource,
+                       runPipeline);
 }
 
 void markDuplicates(std::vector<VariantResult> &results) {

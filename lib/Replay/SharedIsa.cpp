@@ -116,22 +116,17 @@ FailureOr<ArrayAttr> instantiateSharedIsa(ArrayAttr objects,
   return ArrayAttr::get(ctx, instantiated);
 }
 
-std::optional<SharedIsa> SharedIsaTable::lookup(const SharedIsaKey &key) const {
+std::optional<SharedIsa> SharedIsaTable::lookup(unsigned group) const {
   std::lock_guard<std::mutex> lock(mutex);
-  for (const auto &[k, isa] : entries)
-    if (k == key)
-      return isa;
-  return std::nullopt;
+  auto it = entries.find(group);
+  if (it == entries.end())
+    return std::nullopt;
+  return it->second;
 }
 
-void SharedIsaTable::insert(const SharedIsaKey &key, SharedIsa isa) {
+void SharedIsaTable::insert(unsigned group, SharedIsa isa) {
   std::lock_guard<std::mutex> lock(mutex);
-  for (auto &[k, existing] : entries)
-    if (k == key) {
-      existing = std::move(isa);
-      return;
-    }
-  entries.emplace_back(key, std::move(isa));
+  entries[group] = std::move(isa);
 }
 
 } // namespace fly

@@ -2,6 +2,7 @@
 
 #include "fly/Transforms/Passes.h"
 
+#include "fly/Executor/Executor.h"
 #include "fly/Hints/HintSet.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Replay/Replay.h"
@@ -74,15 +75,23 @@ void FlySnapshotPass::runOnOperation() {
   if (hintSets->empty())
     return;
 
-  fly::ReplayConfig config;
-  config.binaryPass = binaryPass;
-  config.maxParallel = maxParallel;
-  config.reuseIsa = reuseIsa;
-  FailureOr<std::vector<fly::VariantResult>> results = fly::replayVariants(
-      module, *hintSets, config, /*nestInSource=*/true,
-      [&](OpPassManager &pipeline, ModuleOp container) {
-        return runPipeline(pipeline, container);
-      });
+  fly::ReplayPlanOptions planOptions;
+  planOptions.reuseIsa = reuseIsa;
+  FailureOr<fly::ReplayPlan> plan =
+      fly::buildReplayPlan(module, binaryPass, *hintSets, planOptions);
+  if (failed(plan))
+    return signalPassFailure();
+  fly::ExecutorOptions executorOptions;
+  executorOptions.jobs = maxParallel;
+  std::unique_ptr<fly::ReplayExecutor> executor = fly::createReplayExecutor(
+      isolate ? fly::ExecutorKind::Isolated : fly::ExecutorKind::Batch,
+      executorOptions);
+  auto runner = [&](OpPassManager &pipeline, ModuleOp container) {
+    return runPipeline(pipeline, container);
+  };
+  fly::ReplayWork work{module, *plan, runner, /*nestInSource=*/true};
+  FailureOr<std::vector<fly::VariantResult>> results =
+      fly::executePlan(*executor, work, plan->all());
   if (failed(results))
     return signalPassFailure();
 

@@ -11,6 +11,7 @@
 
 #include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
+#include "fly/Executor/WorkDir.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Transforms/Passes.h"
 
@@ -80,11 +81,25 @@ static cl::opt<std::string> benchOpt(
 static cl::opt<bool> retuneOpt("retune",
                                cl::desc("With --bench: measure again even if "
                                         "a stored winner matches"));
+static cl::opt<std::string> executorOpt(
+    "executor",
+    cl::desc("Where variants compile: batch (in process, fastest), isolated "
+             "(in process, a backend crash or LLVM fatal error fails only its "
+             "variant) or process (child fly-tune processes: nothing the "
+             "backend does reaches this one)"),
+    cl::init("isolated"));
 static cl::opt<bool> isolateOpt(
     "isolate",
-    cl::desc("Replay each variant alone under crash recovery, so a backend "
-             "crash fails only its variant (default on)"),
-    cl::init(true));
+    cl::desc("--isolate=false is --executor=batch (kept for old scripts)"),
+    cl::init(true), cl::Hidden);
+static cl::opt<std::string> runPlanOpt(
+    "run-plan",
+    cl::desc("Child mode: replay --entries of the plan in this work "
+             "directory (snapshot.mlirbc, plan.json) into its results/"),
+    cl::value_desc("work-dir"), cl::Hidden);
+static cl::opt<std::string>
+    entriesOpt("entries", cl::desc("With --run-plan: e.g. 0-7,12"),
+               cl::Hidden);
 static cl::opt<bool> reuseIsaOpt(
     "reuse-isa",
     cl::desc("Compile the ISA once for hint sets that share it (NVVM: sets "
@@ -190,6 +205,33 @@ int main(int argc, char **argv) {
     return 1;
   };
 
+  if (!runPlanOpt.empty()) {
+    // The process executor's child: no table, no out-dir, results into the
+    // work directory.
+    DialectRegistry registry;
+    fly::registerCompilerDialects(registry);
+    MLIRContext context(registry);
+    context.loadAllAvailableDialects();
+    if (jobsOpt <= 1)
+      context.disableMultithreading();
+    return failed(fly::replayWorkDirEntries(
+               runPlanOpt, entriesOpt, context, jobsOpt,
+               [&](OpPassManager &pipeline, ModuleOp container) {
+                 PassManager pm(&context, pipeline.getOpAnchorName());
+                 static_cast<OpPassManager &>(pm) = pipeline;
+                 return pm.run(container);
+               }))
+               ? 1
+               : 0;
+  }
+  std::optional<fly::ExecutorKind> executor =
+      fly::parseExecutorKind(executorOpt);
+  if (!executor)
+    return fail("--executor must be batch, isolated or process, got '" +
+                executorOpt + "'");
+  if (!isolateOpt && executorOpt.getNumOccurrences() == 0)
+    executor = fly::ExecutorKind::Batch;
+
   auto [family, chip] = StringRef(targetOpt).split(':');
   if ((family != "rocdl" && family != "nvvm") || chip.empty())
     return fail("--target must be rocdl:<chip> or nvvm:<sm_XX>, got '" +
@@ -250,7 +292,7 @@ int main(int argc, char **argv) {
 
   fly::SplitCompilerOptions options = fly::SplitCompilerOptions::fromEnvironment();
   options.jobs = jobsOpt;
-  options.isolateCrashes = isolateOpt;
+  options.executor = *executor;
   options.reuseIsa = reuseIsaOpt;
   if (noCacheOpt)
     options.cache.enabled = false;

@@ -9,7 +9,8 @@
 
 namespace fly {
 
-/// Serialises a successful variant (objects base64-encoded) as JSON text.
+/// Serialises a variant's outcome (objects base64-encoded, or its error) as
+/// JSON text; the plan says which hint set it belongs to.
 std::string encodeVariant(const VariantResult &result);
 /// Restores the fields encodeVariant wrote; nullopt if `payload` is not a
 /// well-formed entry.

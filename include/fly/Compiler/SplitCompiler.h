@@ -13,6 +13,7 @@
 #define FLY_COMPILER_SPLITCOMPILER_H
 
 #include "fly/Cache/CompileCache.h"
+#include "fly/Executor/Executor.h"
 #include "fly/Hints/HintSet.h"
 #include "fly/Replay/VariantResult.h"
 
@@ -51,10 +52,15 @@ struct SplitCompilerOptions {
   /// Applied to every PassManager the compiler creates (IR printing,
   /// timing, crash reproducer: mlir::applyPassManagerCLOptions).
   std::function<mlir::LogicalResult(mlir::PassManager &)> configurePassManager;
-  /// Replay each variant alone in a CrashRecoveryContext, so a backend that
-  /// aborts fails only its variant. Installs LLVM's crash-recovery signal
-  /// handlers process-wide, hence off by default for embedders.
-  bool isolateCrashes = false;
+  /// Where variants compile (Executor.h): batch (fastest, in process),
+  /// isolated (in process, a crash or LLVM fatal error fails only its
+  /// variant; installs LLVM's crash-recovery signal handlers process-wide)
+  /// or process (child fly-tune processes: nothing the backend does can
+  /// take this process down).
+  ExecutorKind executor = ExecutorKind::Batch;
+  /// Process executor: the child tool, work directory parent, time limit
+  /// (ExecutorOptions::jobs comes from `jobs`).
+  ExecutorOptions executorOptions;
   /// Compile the ISA once for variants that share it (NVVM hint sets that
   /// differ only in maxnreg or ptxas options) and run only ptxas per
   /// variant (ReplayConfig::reuseIsa); the objects are byte-identical.
@@ -67,6 +73,8 @@ struct SplitCompilerOptions {
 
 struct CompileResult {
   std::string prefix, binaryPass, suffix;
+  /// What each hint set compiled with (ids, duplicates, cache keys).
+  ReplayPlan plan;
   bool prefixFromCache = false;
   std::string baseKey;
   /// Why phase 1 missed the cache (--explain-cache).
@@ -95,6 +103,33 @@ public:
   CompileCache &getCache() { return cache; }
 
 private:
+  // The stages of compile(), each in its own file.
+  /// Phase 1 (PrefixStage.cpp): the prefix pipeline once, or its result from
+  /// the cache.
+  mlir::OwningOpRef<mlir::ModuleOp> runOrLoadPrefix(const CompileJob &job,
+                                                    CompileResult &result,
+                                                    CacheKey &baseKey);
+  /// The replay plan, with each entry's cache key (VariantStage.cpp).
+  mlir::FailureOr<ReplayPlan> planVariants(mlir::ModuleOp preBinary,
+                                           const CompileJob &job,
+                                           llvm::StringRef binaryPass,
+                                           const CacheKey &baseKey,
+                                           std::vector<CacheKey> &keys);
+  /// Phase 2 (VariantStage.cpp): every distinct entry from the cache or the
+  /// executor (under per-key locks shared with other processes), the
+  /// duplicates copied.
+  mlir::LogicalResult runVariants(mlir::ModuleOp preBinary,
+                                  const ReplayPlan &plan,
+                                  llvm::ArrayRef<CacheKey> keys,
+                                  CompileResult &result);
+  /// Per variant: final stage, LLVM IR and ISA (Dumps.cpp).
+  void dumpVariants(mlir::ModuleOp preBinary, const CompileResult &result);
+  /// Per failing variant: what reproduces it with fly-opt (Reproducers.cpp).
+  void writeReproducers(mlir::ModuleOp preBinary, CompileResult &result);
+  /// The first variant's binaries in place of the gpu.modules, then the host
+  /// suffix (SplitCompiler.cpp).
+  void buildMainModule(mlir::ModuleOp preBinary, CompileResult &result);
+
   mlir::LogicalResult runPipeline(mlir::OpPassManager &pipeline,
                                   mlir::ModuleOp op, bool dump);
   void say(const llvm::Twine &line);

@@ -40,10 +40,18 @@ getKernels(mlir::gpu::GPUModuleOp gpuModule);
 mlir::LogicalResult verifyHintsApply(mlir::gpu::GPUModuleOp gpuModule,
                                      const HintSet &hints);
 
-/// Writes `hints` onto `gpuModule` (a per-variant clone). The `opts` hint
-/// becomes IR only on NVVM-only modules: see getBinaryOptsHint.
+/// How many times verifyHintsApply ran in this process: a replay plan
+/// checks each hint set once per gpu.module (tests hold it to that).
+uint64_t getHintCheckCount();
+
+/// Writes `hints` onto `gpuModule` (a per-variant clone) after checking them
+/// with verifyHintsApply. The `opts` hint becomes IR only on NVVM-only
+/// modules: see getBinaryOptsHint.
 mlir::LogicalResult applyHints(mlir::gpu::GPUModuleOp gpuModule,
                                const HintSet &hints);
+/// applyHints for hints that verifyHintsApply already accepted for this
+/// gpu.module (a replay plan checks each once, before anything compiles).
+void applyVerifiedHints(mlir::gpu::GPUModuleOp gpuModule, const HintSet &hints);
 
 /// The extra `opts=` a hint set asks of the binary pass for `gpuModules`
 /// ("" for none). On modules whose targets are all #nvvm.target, applyHints

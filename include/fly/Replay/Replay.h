@@ -13,6 +13,7 @@
 #define FLY_REPLAY_REPLAY_H
 
 #include "fly/Hints/HintSet.h"
+#include "fly/Replay/ReplayPlan.h"
 #include "fly/Replay/SharedIsa.h"
 #include "fly/Replay/VariantResult.h"
 
@@ -37,9 +38,6 @@ struct ReplayConfig {
   /// finish each with fly-assemble-isa; objects are byte-identical to a
   /// plain replay's. Only for formats that link (bin, fatbin).
   bool reuseIsa = false;
-  /// Where shared ISAs are kept across replayVariants calls (crash-isolated
-  /// replays of one sweep); null = one table per call.
-  std::shared_ptr<SharedIsaTable> sharedIsa;
 };
 
 /// Runs `pipeline` (anchored on builtin.module) on the container module. The
@@ -56,27 +54,50 @@ mlir::FailureOr<mlir::OpPassManager>
 buildReplayPipeline(llvm::StringRef binaryPass, llvm::StringRef extraOpts,
                     mlir::Location loc, std::string *effective = nullptr);
 
-/// Replays the binary pass once per hint set on hinted clones of the
-/// gpu.modules of `source` (left unchanged). With `nestInSource` the container
-/// is placed inside `source` for the duration (what Pass::runPipeline
-/// requires) and removed afterwards. All hint sets are checked before anything
-/// compiles; a variant whose compile fails is reported in its result and does
-/// not stop the others. Fails only for errors that concern every variant.
+/// How a planned replay runs (what it compiles is the plan's).
+struct ReplayOptions {
+  /// Variants compiled at once; 0 = the context's thread count (1 when
+  /// multithreading is off). Bounds how many hinted copies are alive.
+  unsigned maxParallel = 0;
+  /// Where shared ISAs are kept across calls (crash-isolated replays of one
+  /// sweep); null = one table per call.
+  std::shared_ptr<SharedIsaTable> sharedIsa;
+};
+
+/// Replays `entries` (positions in `plan`) on hinted clones of the
+/// gpu.modules of `source` (left unchanged); one result per entry, in order.
+/// With `nestInSource` the container is placed inside `source` for the
+/// duration (what Pass::runPipeline requires) and removed afterwards. A
+/// variant whose compile fails is reported in its result and does not stop
+/// the others, nor make them compile again. An entry identical to another
+/// requested entry (PlanEntry::sameAs) copies its outcome. Fails only for
+/// errors that concern every variant.
+mlir::FailureOr<std::vector<VariantResult>>
+replayPlanned(mlir::ModuleOp source, const ReplayPlan &plan,
+              llvm::ArrayRef<unsigned> entries, const ReplayOptions &options,
+              bool nestInSource, PipelineRunner runPipeline);
+
+/// buildReplayPlan, then replayPlanned of every entry.
 mlir::FailureOr<std::vector<VariantResult>>
 replayVariants(mlir::ModuleOp source, llvm::ArrayRef<HintSet> hintSets,
                const ReplayConfig &config, bool nestInSource,
                PipelineRunner runPipeline);
 
-/// Stage 1 of replayVariants with config.reuseIsa alone: compiles into
-/// config.sharedIsa (required) the shared ISA that `hintSets` need and it
+/// Stage 1 of replayPlanned with plan.reuseIsa alone: compiles into
+/// options.sharedIsa (required) the shared ISA that `entries` need and it
 /// lacks, finishing no variant. Crash-isolated replays run it once per ISA
-/// first; each variant's own replayVariants call then only assembles. A
-/// failed ISA compile is recorded in the table (its variants fail with it).
+/// group first; each variant's own call then only assembles. A failed ISA
+/// compile is recorded in the table (its variants fail with it).
 mlir::LogicalResult prepareSharedIsa(mlir::ModuleOp source,
-                                     llvm::ArrayRef<HintSet> hintSets,
-                                     const ReplayConfig &config,
+                                     const ReplayPlan &plan,
+                                     llvm::ArrayRef<unsigned> entries,
+                                     const ReplayOptions &options,
                                      bool nestInSource,
                                      PipelineRunner runPipeline);
+
+/// Whether the binary pass makes linked objects (bin, fatbin) rather than
+/// LLVM IR or ISA.
+bool binaryPassLinksObjects(llvm::StringRef binaryPass);
 
 /// The value of option `name` in a printed pass such as
 /// `gpu-module-to-binary{format=fatbin opts={-v -O3} toolkit=}` ("" if unset).

@@ -24,6 +24,7 @@
 
 #include "llvm/ADT/StringMap.h"
 
+#include <map>
 #include <mutex>
 #include <optional>
 
@@ -75,15 +76,16 @@ struct SharedIsa {
   double ms = 0;
 };
 
-/// Shared ISAs by key; shared by concurrent replays (crash-isolated ones).
+/// Shared ISAs by ISA group (PlanEntry::isaGroup); shared by concurrent
+/// replays of one plan (crash-isolated ones).
 class SharedIsaTable {
 public:
-  std::optional<SharedIsa> lookup(const SharedIsaKey &key) const;
-  void insert(const SharedIsaKey &key, SharedIsa isa);
+  std::optional<SharedIsa> lookup(unsigned group) const;
+  void insert(unsigned group, SharedIsa isa);
 
 private:
   mutable std::mutex mutex;
-  std::vector<std::pair<SharedIsaKey, SharedIsa>> entries;
+  std::map<unsigned, SharedIsa> entries;
 };
 
 } // namespace fly

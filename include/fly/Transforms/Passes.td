@@ -72,6 +72,11 @@ def FlySnapshot : Pass<"fly-snapshot", "::mlir::ModuleOp"> {
            "Compile the ISA once for variants that share it (NVVM: hints "
            "that only differ in maxnreg or ptxas options) and finish each "
            "with fly-assemble-isa; the objects are byte-identical">,
+    Option<"isolate", "isolate", "bool", /*default=*/"false",
+           "Replay each variant alone under crash recovery, so a backend "
+           "crash or LLVM fatal error fails only its variant instead of "
+           "ending mlir-opt (one variant at a time: replays inside a pass "
+           "share its module)">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",

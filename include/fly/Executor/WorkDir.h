@@ -1,0 +1,62 @@
+//===- WorkDir.h - A replay plan on disk, for other processes ---*- C++ -*-===//
+//
+// The contract between a parent and the processes that replay for it (child
+// fly-tune processes, Slurm array tasks), on a file system both see:
+//   <dir>/snapshot.mlirbc      the pre-binary module, MLIR bytecode
+//   <dir>/plan.json            the ReplayPlan
+//   <dir>/results/<entry>.json one per replayed entry (objects or error),
+//                              written atomically by the child
+// `fly-tune --run-plan=<dir> --entries=0-7,12` replays entries into it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_EXECUTOR_WORKDIR_H
+#define FLY_EXECUTOR_WORKDIR_H
+
+#include "fly/Replay/Replay.h"
+#include "fly/Replay/ReplayPlan.h"
+#include "fly/Replay/VariantResult.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include "llvm/Support/Error.h"
+
+#include <optional>
+
+namespace fly {
+
+/// Writes the snapshot and the plan into `dir` (created if needed).
+llvm::Error writeReplayWorkDir(llvm::StringRef dir, mlir::ModuleOp preBinary,
+                               const ReplayPlan &plan);
+
+struct LoadedWorkDir {
+  mlir::OwningOpRef<mlir::ModuleOp> preBinary;
+  ReplayPlan plan;
+};
+/// Reads what writeReplayWorkDir wrote; the module is verified.
+llvm::Expected<LoadedWorkDir> readReplayWorkDir(llvm::StringRef dir,
+                                                mlir::MLIRContext *context);
+
+/// results/<entry>.json, written to a temporary and renamed.
+llvm::Error writeReplayResult(llvm::StringRef dir, unsigned entry,
+                              const VariantResult &result);
+/// The result of `entry` if its file exists and is well formed.
+std::optional<VariantResult> readReplayResult(llvm::StringRef dir,
+                                              unsigned entry);
+
+/// The child's side (`fly-tune --run-plan`): replays `entries` of the plan in
+/// `dir` and writes each result as soon as it is known, so a crash loses
+/// only the entry in flight. `jobs` > 1 compiles that many at once in
+/// batches (a Slurm task with several CPUs); 1 compiles one at a time.
+/// Fails (diagnostics on the context) only when the work directory is
+/// unusable.
+mlir::LogicalResult replayWorkDirEntries(llvm::StringRef dir,
+                                         llvm::StringRef entryList,
+                                         mlir::MLIRContext &context,
+                                         unsigned jobs,
+                                         PipelineRunner runPipeline);
+
+} // namespace fly
+
+#endif // FLY_EXECUTOR_WORKDIR_H

@@ -1,0 +1,63 @@
+//===- Dumps.cpp - Per-variant debugging artefacts (FLY_DUMP_IR) ----------===//
+
+#include "fly/Compiler/SplitCompiler.h"
+
+#include "fly/Pipeline/StageDumper.h"
+
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+using namespace mlir;
+using llvm::StringRef;
+
+namespace fly {
+
+void SplitCompiler::dumpVariants(ModuleOp preBinary,
+                                 const CompileResult &result) {
+  if (!dumper)
+    return;
+  Location loc = preBinary.getLoc();
+  for (const VariantResult &variant : result.variants) {
+    if (!variant.succeeded())
+      continue;
+    dumper->write(variant.id + "_gpu-module-to-binary", variant.binaryIR);
+    // LLVM IR and ISA: the variant's binary pass once more with that format.
+    for (auto [format, extension] :
+         {std::pair<StringRef, StringRef>{"llvm", ".ll"},
+          std::pair<StringRef, StringRef>{"isa", ".s"}}) {
+      FailureOr<std::string> pass = setBinaryPassOptions(
+          result.binaryPass, ("format=" + format).str(), loc);
+      if (failed(pass))
+        continue;
+      ReplayConfig config;
+      config.binaryPass = *pass;
+      config.maxParallel = 1;
+      FailureOr<std::vector<VariantResult>> artefact =
+          replayVariants(preBinary, {variant.hints}, config, false,
+                         [&](OpPassManager &pipeline, ModuleOp container) {
+                           return runPipeline(pipeline, container, false);
+                         });
+      if (failed(artefact) || !artefact->front().succeeded())
+        continue;
+      for (const VariantObject &object : artefact->front().objects) {
+        std::string text = object.bytes;
+        if (format == "llvm") {
+          llvm::LLVMContext llvmContext;
+          auto module = llvm::parseBitcodeFile(
+              llvm::MemoryBufferRef(object.bytes, "offload"), llvmContext);
+          if (!module) {
+            llvm::consumeError(module.takeError());
+            continue;
+          }
+          text.clear();
+          llvm::raw_string_ostream os(text);
+          (*module)->print(os, nullptr);
+        }
+        dumper->write(variant.id + "." + object.gpuModule, text, extension);
+      }
+    }
+  }
+}
+
+} // namespace fly

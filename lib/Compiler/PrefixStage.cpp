@@ -1,0 +1,118 @@
+//===- PrefixStage.cpp - Phase 1: the prefix once, or from the cache ------===//
+
+#include "fly/Compiler/SplitCompiler.h"
+
+#include "fly/Pipeline/StageDumper.h"
+#include "fly/Snapshot/Snapshot.h"
+
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include <chrono>
+
+using namespace mlir;
+using llvm::StringRef;
+
+namespace fly {
+
+using Clock = std::chrono::steady_clock;
+static double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
+}
+
+OwningOpRef<ModuleOp> SplitCompiler::runOrLoadPrefix(const CompileJob &job,
+                                                     CompileResult &result,
+                                                     CacheKey &baseKey) {
+  Location loc = FileLineColLoc::get(&context, job.sourceName, 0, 0);
+  // The keys hash the whole source: not worth it for a cache that is off.
+  if (cache.enabled()) {
+    baseKey = makeBaseKey(job.source, result.prefix, job.chip);
+    result.baseKey = baseKey.digest();
+  }
+  OwningOpRef<ModuleOp> preBinary;
+  auto runPrefix = [&]() -> std::optional<std::string> {
+    say("phase 1: running the prefix pipeline once");
+    Clock::time_point prefixStart = Clock::now();
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+        job.source, ParserConfig(&context), job.sourceName);
+    if (!module)
+      return std::nullopt;
+    if (dumper)
+      dumper->write("origin", *module);
+    OpPassManager prefix("builtin.module");
+    std::string error;
+    llvm::raw_string_ostream os(error);
+    if (failed(parsePassPipeline(result.prefix, prefix, os))) {
+      emitError(loc) << "cannot parse pipeline '" << result.prefix
+                     << "': " << error;
+      return std::nullopt;
+    }
+    if (failed(runPipeline(prefix, *module, /*dump=*/true)) ||
+        failed(verifyCheckpointPosition(*module, "the split compiler")))
+      return std::nullopt;
+    result.prefixMs = msSince(prefixStart);
+    std::string bytecode;
+    if (cache.enabled()) {
+      llvm::raw_string_ostream os(bytecode);
+      if (failed(writeBytecodeToFile(*module, os)))
+        return std::nullopt;
+    }
+    preBinary = std::move(module);
+    return bytecode;
+  };
+  if (!cache.enabled()) {
+    runPrefix();
+    return preBinary;
+  }
+
+  std::string slot = job.sourceName + "|" + job.chip;
+  std::string explanation = cache.explainMiss(slot, baseKey);
+  bool hit = false;
+  std::optional<std::string> payload =
+      cache.getOrCompute("prebinary", baseKey, runPrefix, hit);
+  if (!hit) {
+    result.cacheExplanation = explanation;
+  } else {
+    Clock::time_point loadStart = Clock::now();
+    // Verified before use: a snapshot that does not verify is rebuilt.
+    std::string problems;
+    {
+      ScopedDiagnosticHandler quiet(&context, [&](Diagnostic &diag) {
+        problems += diag.str() + "; ";
+        return success();
+      });
+      preBinary = readSnapshotBuffer(*payload, "fly-cache:prebinary", &context);
+    }
+    if (preBinary) {
+      result.prefixFromCache = true;
+      result.prefixMs = msSince(loadStart);
+      say("phase 1: pre-binary module loaded from cache");
+      if (dumper) {
+        if (OwningOpRef<ModuleOp> origin = parseSourceString<ModuleOp>(
+                job.source, ParserConfig(&context), job.sourceName))
+          dumper->write("origin", *origin);
+        std::string text = "// Phase 1 was not run: this pre-binary module "
+                           "came from the compile cache (base key " +
+                           result.baseKey + ").\n";
+        llvm::raw_string_ostream os(text);
+        preBinary->print(os);
+        dumper->write("prebinary_from_cache", text);
+      }
+    } else {
+      result.warnings.push_back("cached pre-binary module failed "
+                                "verification (" +
+                                problems + "); rebuilding it");
+      payload = runPrefix();
+      if (payload)
+        cache.store("prebinary", baseKey, *payload);
+    }
+  }
+  if (preBinary)
+    cache.recordSlot(slot, baseKey);
+  return preBinary;
+}
+
+} // namespace fly

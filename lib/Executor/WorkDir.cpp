@@ -1,0 +1,148 @@
+//===- WorkDir.cpp - A replay plan on disk, for other processes -----------===//
+
+#include "fly/Executor/WorkDir.h"
+
+#include "fly/Cache/VariantCodec.h"
+#include "fly/Snapshot/Snapshot.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace llvm;
+
+namespace fly {
+
+static std::string pathIn(StringRef dir, const Twine &a, const Twine &b = "") {
+  SmallString<256> path(dir);
+  sys::path::append(path, a, b);
+  return std::string(path);
+}
+
+static Error writeFileAtomically(StringRef path, StringRef text) {
+  return writeToOutput(path, [&](raw_ostream &os) {
+    os << text;
+    return Error::success();
+  });
+}
+
+/// Reads a regular file of at most `maxBytes` (never a FIFO or device).
+static Expected<std::unique_ptr<MemoryBuffer>> readRegularFile(StringRef path,
+                                                               uint64_t maxBytes) {
+  sys::fs::file_status status;
+  if (std::error_code ec = sys::fs::status(path, status))
+    return createStringError(ec, "cannot read '" + path + "': " + ec.message());
+  if (!sys::fs::is_regular_file(status))
+    return createStringError(inconvertibleErrorCode(),
+                             "'" + path + "' is not a regular file");
+  if (status.getSize() > maxBytes)
+    return createStringError(inconvertibleErrorCode(),
+                             "'" + path + "' is larger than " +
+                                 Twine(maxBytes) + " bytes");
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
+      MemoryBuffer::getFile(path, /*IsText=*/false,
+                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return createStringError(buffer.getError(), "cannot read '" + path +
+                                                    "': " +
+                                                    buffer.getError().message());
+  return std::move(*buffer);
+}
+
+// Snapshots and results are far below this; a larger file is not ours.
+static constexpr uint64_t kMaxFileBytes = 4ull << 30;
+
+Error writeReplayWorkDir(StringRef dir, ModuleOp preBinary,
+                         const ReplayPlan &plan) {
+  if (std::error_code ec = sys::fs::create_directories(pathIn(dir, "results")))
+    return createStringError(ec, "cannot create the work directory '" + dir +
+                                     "': " + ec.message());
+  if (failed(writeSnapshot(preBinary, pathIn(dir, "snapshot.mlirbc"),
+                           SnapshotFormat::Bytecode)))
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot write the snapshot into '" + dir + "'");
+  return writeFileAtomically(pathIn(dir, "plan.json"),
+                             formatv("{0:2}", json::Value(toJSON(plan))).str());
+}
+
+Expected<LoadedWorkDir> readReplayWorkDir(StringRef dir, MLIRContext *context) {
+  LoadedWorkDir loaded;
+  std::string planPath = pathIn(dir, "plan.json");
+  Expected<std::unique_ptr<MemoryBuffer>> planText =
+      readRegularFile(planPath, kMaxFileBytes);
+  if (!planText)
+    return planText.takeError();
+  Expected<ReplayPlan> plan = parseReplayPlan((*planText)->getBuffer());
+  if (!plan)
+    return createStringError(inconvertibleErrorCode(),
+                             planPath + ": " + toString(plan.takeError()));
+  loaded.plan = std::move(*plan);
+  std::string snapshotPath = pathIn(dir, "snapshot.mlirbc");
+  Expected<std::unique_ptr<MemoryBuffer>> snapshot =
+      readRegularFile(snapshotPath, kMaxFileBytes);
+  if (!snapshot)
+    return snapshot.takeError();
+  loaded.preBinary =
+      readSnapshotBuffer((*snapshot)->getBuffer(), snapshotPath, context);
+  if (!loaded.preBinary)
+    return createStringError(inconvertibleErrorCode(),
+                             "'" + snapshotPath + "' is not a usable snapshot");
+  return std::move(loaded);
+}
+
+static std::string resultPath(StringRef dir, unsigned entry) {
+  return pathIn(dir, "results", Twine(entry) + ".json");
+}
+
+Error writeReplayResult(StringRef dir, unsigned entry,
+                        const VariantResult &result) {
+  return writeFileAtomically(resultPath(dir, entry), encodeVariant(result));
+}
+
+std::optional<VariantResult> readReplayResult(StringRef dir, unsigned entry) {
+  Expected<std::unique_ptr<MemoryBuffer>> text =
+      readRegularFile(resultPath(dir, entry), kMaxFileBytes);
+  if (!text) {
+    consumeError(text.takeError());
+    return std::nullopt;
+  }
+  return decodeVariant((*text)->getBuffer());
+}
+
+LogicalResult replayWorkDirEntries(StringRef dir, StringRef entryList,
+                                   MLIRContext &context, unsigned jobs,
+                                   PipelineRunner runPipeline) {
+  Location loc = FileLineColLoc::get(&context, dir, 0, 0);
+  Expected<LoadedWorkDir> loaded = readReplayWorkDir(dir, &context);
+  if (!loaded)
+    return emitError(loc) << toString(loaded.takeError());
+  const ReplayPlan &plan = loaded->plan;
+  Expected<std::vector<unsigned>> entries =
+      parseEntryList(entryList, plan.entries.size());
+  if (!entries)
+    return emitError(loc) << toString(entries.takeError());
+  ReplayOptions options;
+  options.maxParallel = std::max(1u, jobs);
+  // Shared ISA compiled for one entry serves the later ones of its group.
+  options.sharedIsa = std::make_shared<SharedIsaTable>();
+  size_t chunk = jobs <= 1 ? 1 : 4 * size_t(jobs);
+  for (size_t begin = 0; begin < entries->size(); begin += chunk) {
+    ArrayRef<unsigned> part =
+        ArrayRef<unsigned>(*entries).slice(begin, std::min(chunk, entries->size() - begin));
+    FailureOr<std::vector<VariantResult>> results = replayPlanned(
+        *loaded->preBinary, plan, part, options, /*nestInSource=*/false,
+        runPipeline);
+    if (failed(results))
+      return failure();
+    for (auto [e, result] : llvm::zip_equal(part, *results))
+      if (Error err = writeReplayResult(dir, e, result))
+        return emitError(loc) << toString(std::move(err));
+  }
+  return success();
+}
+
+} // namespace fly

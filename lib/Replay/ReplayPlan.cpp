@@ -1,0 +1,247 @@
+//===- ReplayPlan.cpp - What each hint set compiles to, decided once ------===//
+
+#include "fly/Replay/ReplayPlan.h"
+
+#include "fly/Hints/ApplyHints.h"
+#include "fly/Replay/Replay.h"
+#include "fly/Replay/SharedIsa.h"
+#include "fly/Replay/VariantDedupe.h"
+#include "fly/Snapshot/Snapshot.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace llvm;
+
+namespace fly {
+
+std::vector<unsigned> ReplayPlan::distinct(ArrayRef<unsigned> indices) const {
+  std::vector<unsigned> result;
+  for (unsigned i : indices)
+    if (!entries[i].sameAs)
+      result.push_back(i);
+  return result;
+}
+
+std::vector<unsigned> ReplayPlan::all() const {
+  std::vector<unsigned> result(entries.size());
+  for (unsigned i = 0; i < result.size(); ++i)
+    result[i] = i;
+  return result;
+}
+
+/// A missing toolkit would fail every variant with "lld invocation failed":
+/// say what is missing, once, before compiling.
+static LogicalResult verifyToolkit(StringRef binaryPass,
+                                   ArrayRef<gpu::GPUModuleOp> gpuModules,
+                                   Location loc) {
+  std::string toolkit = getPassOption(binaryPass, "toolkit");
+  if (toolkit.empty() || !binaryPassLinksObjects(binaryPass))
+    return success();
+  bool rocdl = llvm::any_of(gpuModules, [](gpu::GPUModuleOp gpuModule) {
+    return llvm::is_contained(getTargetFamilies(gpuModule),
+                              TargetFamily::ROCDL);
+  });
+  if (!rocdl)
+    return success();
+  for (StringRef needed : {"llvm/bin/ld.lld", "amdgcn/bitcode"}) {
+    SmallString<256> path(toolkit);
+    sys::path::append(path, needed);
+    if (!sys::fs::exists(path))
+      return emitError(loc)
+             << "the ROCm toolkit '" << toolkit << "' has no " << needed
+             << ", which gpu-module-to-binary needs to link #rocdl.target "
+                "objects; pass toolkit=<folder with amdgcn/bitcode and "
+                "llvm/bin/ld.lld> (the build makes one: build/rocm-toolkit)";
+  }
+  return success();
+}
+
+FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary, StringRef binaryPass,
+                                      ArrayRef<HintSet> hintSets,
+                                      const ReplayPlanOptions &options) {
+  SmallVector<gpu::GPUModuleOp> gpuModules = getTargetedGpuModules(preBinary);
+  // Every hint set is checked before anything compiles, and only here: a
+  // typo in the last of 200 hint sets must not cost 199 compiles first.
+  for (const HintSet &hints : hintSets)
+    for (gpu::GPUModuleOp gpuModule : gpuModules)
+      if (failed(verifyHintsApply(gpuModule, hints)))
+        return failure();
+  if (failed(verifyToolkit(binaryPass, gpuModules, preBinary.getLoc())))
+    return failure();
+
+  ReplayPlan plan;
+  plan.binaryPass = binaryPass.str();
+  plan.reuseIsa = options.reuseIsa && binaryPassLinksObjects(binaryPass);
+  SmallVector<std::optional<unsigned>> sameAs =
+      findDuplicateVariants(preBinary, hintSets);
+  // The effective pass per distinct `opts`, and the shared-ISA groups.
+  StringMap<std::string> effectiveOf;
+  std::vector<std::pair<SharedIsaKey, unsigned>> isaGroups;
+  for (auto [i, hints] : llvm::enumerate(hintSets)) {
+    PlanEntry entry;
+    entry.index = options.labels.empty() ? i : options.labels[i];
+    entry.id = getVariantId(entry.index, hints);
+    entry.hints = hints;
+    entry.extraOpts = getBinaryOptsHint(hints, gpuModules);
+    auto [it, inserted] = effectiveOf.try_emplace(entry.extraOpts);
+    if (inserted) {
+      std::string effective;
+      if (failed(buildReplayPipeline(binaryPass, entry.extraOpts,
+                                     preBinary.getLoc(), &effective)))
+        return failure();
+      it->second = std::move(effective);
+    }
+    entry.binaryPass = it->second;
+    if (sameAs[i]) {
+      entry.sameAs = *sameAs[i];
+    } else if (plan.reuseIsa) {
+      if (std::optional<SharedIsaKey> key =
+              getSharedIsaKey(gpuModules, hints, entry.extraOpts)) {
+        auto group = llvm::find_if(
+            isaGroups, [&](const auto &g) { return g.first == *key; });
+        if (group == isaGroups.end())
+          group = isaGroups.insert(isaGroups.end(),
+                                   {std::move(*key), unsigned(i)});
+        entry.isaGroup = group->second;
+      }
+    }
+    plan.entries.push_back(std::move(entry));
+  }
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+json::Value toJSON(const PlanEntry &entry) {
+  json::Object object{{"index", entry.index},
+                      {"id", entry.id},
+                      {"hints", entry.hints.canonical()},
+                      {"extra_opts", entry.extraOpts},
+                      {"binary_pass", entry.binaryPass},
+                      {"cache_key", entry.cacheKey}};
+  if (entry.sameAs)
+    object["same_as"] = *entry.sameAs;
+  if (entry.isaGroup)
+    object["isa_group"] = *entry.isaGroup;
+  return object;
+}
+
+bool fromJSON(const json::Value &value, PlanEntry &entry, json::Path path) {
+  json::ObjectMapper mapper(value, path);
+  std::string hints;
+  if (!mapper || !mapper.map("index", entry.index) ||
+      !mapper.map("id", entry.id) || !mapper.map("hints", hints) ||
+      !mapper.map("extra_opts", entry.extraOpts) ||
+      !mapper.map("binary_pass", entry.binaryPass) ||
+      !mapper.mapOptional("same_as", entry.sameAs) ||
+      !mapper.mapOptional("isa_group", entry.isaGroup) ||
+      !mapper.mapOptional("cache_key", entry.cacheKey))
+    return false;
+  // The canonical form always parses back to the same hint set.
+  Expected<HintSet> parsed = HintSet::parse(hints);
+  if (!parsed) {
+    path.field("hints").report("not a hint set");
+    consumeError(parsed.takeError());
+    return false;
+  }
+  entry.hints = std::move(*parsed);
+  return true;
+}
+
+json::Value toJSON(const ReplayPlan &plan) {
+  return json::Object{{"format", "fly-replay-plan-1"},
+                      {"binary_pass", plan.binaryPass},
+                      {"reuse_isa", plan.reuseIsa},
+                      {"entries", plan.entries}};
+}
+
+bool fromJSON(const json::Value &value, ReplayPlan &plan, json::Path path) {
+  json::ObjectMapper mapper(value, path);
+  std::string format;
+  if (!mapper || !mapper.map("format", format))
+    return false;
+  if (format != "fly-replay-plan-1") {
+    path.field("format").report("unknown plan format");
+    return false;
+  }
+  if (!mapper.map("binary_pass", plan.binaryPass) ||
+      !mapper.map("reuse_isa", plan.reuseIsa) ||
+      !mapper.map("entries", plan.entries))
+    return false;
+  // References must point backwards: a plan names no entry it lacks.
+  for (auto [i, entry] : llvm::enumerate(plan.entries)) {
+    json::Path at = path.field("entries").index(i);
+    if ((entry.sameAs && *entry.sameAs >= i) ||
+        (entry.isaGroup && *entry.isaGroup > i)) {
+      at.report("refers to a later entry");
+      return false;
+    }
+  }
+  return true;
+}
+
+Expected<ReplayPlan> parseReplayPlan(StringRef text) {
+  Expected<json::Value> value = json::parse(text);
+  if (!value)
+    return value.takeError();
+  ReplayPlan plan;
+  json::Path::Root root("plan");
+  if (!fromJSON(*value, plan, root)) {
+    std::string message;
+    raw_string_ostream os(message);
+    root.printErrorContext(*value, os);
+    return createStringError(inconvertibleErrorCode(),
+                             toString(root.getError()));
+  }
+  return plan;
+}
+
+Expected<std::vector<unsigned>> parseEntryList(StringRef spec, size_t size) {
+  std::vector<unsigned> indices;
+  auto bad = [&](const Twine &why) {
+    return createStringError(inconvertibleErrorCode(),
+                             "entry list '" + spec + "': " + why);
+  };
+  SmallVector<StringRef> parts;
+  spec.split(parts, ',', -1, /*KeepEmpty=*/false);
+  if (parts.empty())
+    return bad("no entries");
+  for (StringRef part : parts) {
+    auto [first, last] = part.trim().split('-');
+    unsigned from, to;
+    if (first.getAsInteger(10, from))
+      return bad("'" + part + "' is not an index or a range a-b");
+    to = from;
+    if (!last.empty() && last.getAsInteger(10, to))
+      return bad("'" + part + "' is not an index or a range a-b");
+    if (to < from || to >= size)
+      return bad("'" + part + "' is outside the plan's " + Twine(size) +
+                 " entries");
+    for (unsigned i = from; i <= to; ++i)
+      indices.push_back(i);
+  }
+  return indices;
+}
+
+std::string formatEntryList(ArrayRef<unsigned> indices) {
+  std::string text;
+  for (size_t i = 0; i < indices.size();) {
+    size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1)
+      ++j;
+    if (!text.empty())
+      text += ',';
+    text += std::to_string(indices[i]);
+    if (j > i)
+      text += "-" + std::to_string(indices[j]);
+    i = j + 1;
+  }
+  return text;
+}
+
+} // namespace fly
