@@ -91,6 +91,10 @@ getSlurmExecutorOptions(StringRef cacheDir,
       return llvm::createStringError("--slurm-tool '" + toolOpt +
                                      "' is not an executable file");
     options.childTool = std::string(absolute);
+  } else {
+    // This very fly-tune (/proc/self/exe), however it was started.
+    options.childTool = llvm::sys::fs::getMainExecutable(
+        nullptr, reinterpret_cast<void *>(&getSlurmExecutorOptions));
   }
   llvm::BumpPtrAllocator allocator;
   llvm::StringSaver saver(allocator);
@@ -128,8 +132,7 @@ int runSlurmSweepCommand(int argc, char **argv,
   }
   SlurmSweepOptions sweep;
   sweep.executor = std::move(*executor);
-  std::string self = llvm::sys::fs::getMainExecutable(
-      argv[0], reinterpret_cast<void *>(&runSlurmSweepCommand));
+  std::string self = sweep.executor.childTool;
   // The kernel's own command line is this one without the inputs and the
   // out-dir (arguments equal to an input are inputs).
   llvm::StringSet<> inputSet;

@@ -30,15 +30,16 @@
 #include "llvm/Support/WithColor.h"
 
 #include "BundledExample.inc"
+#include "SlurmOptions.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
 using llvm::StringRef;
 
-static cl::opt<std::string> inputOpt(cl::Positional,
-                                     cl::desc("<kernel.mlir> (default: the "
-                                              "bundled example)"),
-                                     cl::init(""));
+static cl::list<std::string>
+    inputsOpt(cl::Positional,
+              cl::desc("<kernel.mlir>... (default: the bundled example; "
+                       "several with --executor=slurm)"));
 static cl::opt<std::string>
     targetOpt("target", cl::desc("rocdl:<chip> or nvvm:<sm_XX>"),
               cl::init("rocdl:gfx942"));
@@ -224,11 +225,28 @@ int main(int argc, char **argv) {
                ? 1
                : 0;
   }
+  // slurm: the process executor's children as a Slurm job array
+  // (SlurmOptions.h); several inputs go into one array.
+  bool slurm = executorOpt == "slurm";
   std::optional<fly::ExecutorKind> executor =
-      fly::parseExecutorKind(executorOpt);
+      slurm ? fly::ExecutorKind::Process : fly::parseExecutorKind(executorOpt);
   if (!executor)
-    return fail("--executor must be batch, isolated or process, got '" +
+    return fail("--executor must be batch, isolated, process or slurm, got '" +
                 executorOpt + "'");
+  auto progress = [](StringRef line) {
+    if (!quietOpt)
+      llvm::errs() << "fly-tune: " << line << "\n";
+  };
+  if (inputsOpt.size() > 1) {
+    if (!slurm)
+      return fail("several inputs are tuned as one sweep with "
+                  "--executor=slurm; otherwise run fly-tune once per input");
+    fly::CacheConfig cache = fly::CacheConfig::fromEnvironment();
+    return fly::runSlurmSweepCommand(
+        argc, argv, inputsOpt, outDirOpt,
+        cache.enabled && !noCacheOpt ? cache.directory : "", progress);
+  }
+  const std::string inputOpt = inputsOpt.empty() ? "" : inputsOpt.front();
   if (!isolateOpt && executorOpt.getNumOccurrences() == 0)
     executor = fly::ExecutorKind::Batch;
 
@@ -296,6 +314,15 @@ int main(int argc, char **argv) {
   options.reuseIsa = reuseIsaOpt;
   if (noCacheOpt)
     options.cache.enabled = false;
+  if (slurm) {
+    auto slurmOptions = fly::getSlurmExecutorOptions(
+        options.cache.enabled ? options.cache.directory : "", progress);
+    if (!slurmOptions)
+      return fail(llvm::toString(slurmOptions.takeError()));
+    options.makeExecutor = [slurmOptions = *slurmOptions] {
+      return fly::createSlurmExecutor(slurmOptions);
+    };
+  }
   options.configurePassManager = [](PassManager &pm) {
     if (failed(applyPassManagerCLOptions(pm)))
       return failure();
