@@ -429,6 +429,7 @@ SlurmArrayRunner::wait(StringRef arrayId, double deadline) {
   std::string lastSummary, lastError;
   bool cancelled = false;
   double cancelledAt = 0;
+  unsigned emptyAnswers = 0;
   std::vector<SlurmTaskState> tasks;
   while (true) {
     Expected<ToolResult> result =
@@ -437,7 +438,19 @@ SlurmArrayRunner::wait(StringRef arrayId, double deadline) {
     if (!result)
       return result.takeError();
     if (result->status == 0) {
-      tasks = parseSqueueTasks(result->out);
+      std::vector<SlurmTaskState> listed = parseSqueueTasks(result->out);
+      // No line at all for an array that was just submitted or adopted:
+      // not an answer yet; after a while, the array is long gone.
+      if (listed.empty() && ++emptyAnswers < 20) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(pause));
+        continue;
+      }
+      if (!listed.empty())
+        tasks = std::move(listed);
+      else
+        for (SlurmTaskState &task : tasks)
+          if (!task.finished())
+            task.state = "PURGED";
       lastError.clear();
     } else if (StringRef(result->err).contains("Invalid job id")) {
       // Forgotten by the controller (MinJobAge after the end): finished.
