@@ -11,8 +11,11 @@
 //             parse it, apply the hints, run the binary pass (the prototype)
 //   serial    fly::SplitCompiler, jobs=1, cache off
 //   parallel  fly::SplitCompiler, jobs=P (hardware threads), cache off
-//   isolated  the same with the isolated executor (fly-tune's default): each variant
-//             replayed alone, P at a time, on a thread pool
+//   isolated  the same with the isolated executor (fly-tune's default): each
+//             variant replayed alone, P at a time, on a thread pool
+//   process   the same with the process executor (the C API's default): P
+//             child fly-tune processes, each replaying its shard of the
+//             variants from the snapshot and plan in a work directory
 //   warm      fly::SplitCompiler, jobs=P, in a fresh process whose on-disk
 //             cache holds the pre-binary module but no binaries
 //   serial-plain, parallel-plain
@@ -108,7 +111,7 @@ static cl::opt<unsigned> repsOpt("reps", cl::desc("Repetitions"),
 static cl::list<std::string>
     modesOpt("modes",
              cl::desc("Modes (default: singles,naive,text,serial,parallel,"
-                      "serial-plain,parallel-plain,isolated,capacity,warm,"
+                      "serial-plain,parallel-plain,isolated,process,capacity,warm,"
                       "one)"),
              cl::CommaSeparated);
 static cl::opt<unsigned> roundsOpt("rounds",
@@ -160,6 +163,11 @@ static cl::opt<int64_t>
 // Internal: one measurement in a child process.
 static cl::opt<std::string> childOpt("child", cl::Hidden, cl::init(""));
 static cl::opt<unsigned> childNOpt("child-n", cl::Hidden, cl::init(0));
+static cl::opt<std::string> flyTuneOpt(
+    "fly-tune",
+    cl::desc("The fly-tune the process executor starts (mode 'process'); "
+             "default: ../bin/fly-tune beside this program"),
+    cl::init(""));
 static cl::opt<std::string> childOutOpt("child-out", cl::Hidden,
                                         cl::init(""));
 static cl::opt<std::string> cacheDirOpt("cache-dir", cl::Hidden,
@@ -395,11 +403,12 @@ public:
   }
 
   fly::SplitCompilerOptions compilerOptions(unsigned jobs, bool cache,
-                                            bool isolate, bool reuseIsa) {
+                                            fly::ExecutorKind executor,
+                                            bool reuseIsa) {
     fly::SplitCompilerOptions options;
     options.jobs = jobs;
-    options.executor =
-        isolate ? fly::ExecutorKind::Isolated : fly::ExecutorKind::Batch;
+    options.executor = executor;
+    options.executorOptions.childTool = flyTuneOpt;
     options.reuseIsa = reuseIsa;
     options.cache.enabled = cache;
     if (cache)
@@ -409,10 +418,11 @@ public:
 
   /// `reuseIsa` true is SplitCompiler's default (what ships); false is the
   /// plain replay, as before reuse-isa.
-  json::Object runCompiler(unsigned jobs, bool cache, bool isolate = false,
+  json::Object runCompiler(unsigned jobs, bool cache,
+                           fly::ExecutorKind executor = fly::ExecutorKind::Batch,
                            bool reuseIsa = true) {
     fly::SplitCompilerOptions options =
-        compilerOptions(jobs, cache, isolate, reuseIsa);
+        compilerOptions(jobs, cache, executor, reuseIsa);
     ReplayPmTime pmTime;
     options.configurePassManager = [&pmTime](PassManager &pm) {
       pm.addInstrumentation(std::make_unique<ReplayPmTimer>(pmTime));
@@ -666,11 +676,15 @@ int childMain(StringRef mode) {
   else if (mode == "parallel")
     out = bench.runCompiler(0, false);
   else if (mode == "serial-plain")
-    out = bench.runCompiler(1, false, /*isolate=*/false, /*reuseIsa=*/false);
+    out = bench.runCompiler(1, false, fly::ExecutorKind::Batch,
+                            /*reuseIsa=*/false);
   else if (mode == "parallel-plain")
-    out = bench.runCompiler(0, false, /*isolate=*/false, /*reuseIsa=*/false);
+    out = bench.runCompiler(0, false, fly::ExecutorKind::Batch,
+                            /*reuseIsa=*/false);
   else if (mode == "isolated")
-    out = bench.runCompiler(0, false, /*isolate=*/true);
+    out = bench.runCompiler(0, false, fly::ExecutorKind::Isolated);
+  else if (mode == "process")
+    out = bench.runCompiler(0, false, fly::ExecutorKind::Process);
   else if (mode == "warm-prep" || mode == "warm")
     out = bench.runCompiler(0, true);
   else
@@ -766,6 +780,8 @@ std::vector<Sample> spawnMany(StringRef mode, unsigned n, StringRef hintsFile,
         "--overhead-ms=" + std::to_string(overheadMsOpt),
         "--child-out=" + outPaths[c],
     };
+    if (!flyTuneOpt.empty())
+      args.push_back("--fly-tune=" + flyTuneOpt);
     if (!cacheDir.empty())
       args.push_back("--cache-dir=" + cacheDir.str());
     std::vector<char *> argv;
@@ -848,7 +864,7 @@ json::Value sampleToJSON(Sample &s) {
 /// of the console table.
 constexpr StringRef kSummaryModes[] = {
     "naive",        "text",           "serial",   "parallel",
-    "serial-plain", "parallel-plain", "isolated", "warm"};
+    "serial-plain", "parallel-plain", "isolated", "process", "warm"};
 
 std::string fmtRatio(double r) {
   return std::isnan(r) ? "-" : llvm::formatv("{0:f2}", r).str();
@@ -898,7 +914,7 @@ int parentMain() {
   if (modes.empty())
     modes = {"singles",        "naive",    "text",     "serial",
              "parallel",       "serial-plain", "parallel-plain",
-             "isolated",       "capacity", "warm",     "one"};
+             "isolated",       "process",  "capacity", "warm",     "one"};
   std::vector<unsigned> ns(nOpt.begin(), nOpt.end());
   if (ns.empty())
     ns = {8, 16};
@@ -1143,7 +1159,7 @@ int parentMain() {
         // the replay's pass managers (snapshot handling, keys, results, main
         // module): measured in-process, so immune to other load. Not for
         // isolated replays, whose pass managers overlap in time.
-        if (s.data.get("pm_ms") && mode != "isolated")
+        if (s.data.get("pm_ms") && mode != "isolated" && mode != "process")
           outside.push_back(
               (t - num(s.data, "prefix_ms") - num(s.data, "pm_ms")) / t);
         double c = num(s.data, "cpu_ms");

@@ -12,7 +12,7 @@ import sys
 import time
 
 MODES = ["naive", "text", "serial", "parallel", "serial-plain", "parallel-plain",
-         "isolated", "warm"]
+         "isolated", "process", "warm"]
 MODE_TEXT = {
     "naive": "naive (N full compiles)",
     "text": "text round-trip (prototype)",
@@ -21,6 +21,7 @@ MODE_TEXT = {
     "serial-plain": "fly serial, reuse-isa off (as before)",
     "parallel-plain": "fly parallel, reuse-isa off (as before)",
     "isolated": "fly parallel, isolated replays",
+    "process": "fly parallel, process executor (child fly-tune per shard)",
     "warm": "fly warm (new process, prefix cached)",
 }
 SERIAL_MODES = ("serial", "serial-plain")

@@ -39,6 +39,9 @@ rm -rf "$OUT" && mkdir -p "$OUT/work"
 # A private copy: a rebuild of the build tree during the run (other people
 # build there too) must neither break nor change the binary being measured.
 cp "$BUILD/bin/fly-bench" "$OUT/fly-bench"
+# The process executor's children, copied for the same reason.
+"${LOCK[@]}" ninja -C "$BUILD" fly-tune > /dev/null
+cp "$BUILD/bin/fly-tune" "$OUT/fly-tune"
 BENCH=$OUT/fly-bench
 GEN="python3 $ROOT/bench/gen_workload.py"
 H=$ROOT/bench/hints
@@ -59,7 +62,7 @@ bench() { # name input target hints reps [extra args...]
   "$BENCH" --name="$name" --input="$input" --target="$target" \
     --toolkit="$toolkit" --hints-file="$hints" --reps="$(reps "$r")" \
     --work-dir="$OUT/work/$name-${target%%:*}" --deadline="$DEADLINE" --quiet-wait-s=5 \
-    --json="$OUT/$name-${target%%:*}.json" "$@"
+    --json="$OUT/$name-${target%%:*}.json" --fly-tune="$OUT/fly-tune" "$@"
 }
 
 bench example "$ROOT/examples/tile_matmul.mlir" rocdl:gfx942 "$H/rocdl.json" 5 \

@@ -2,6 +2,7 @@
 
 #include "fly/Compiler/SplitCompiler.h"
 
+#include "fly/Executor/WorkDir.h"
 #include "fly/Pipeline/SplitPipeline.h"
 #include "fly/Pipeline/StageDumper.h"
 #include "fly/Snapshot/Snapshot.h"
@@ -131,7 +132,12 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
   std::vector<CacheKey> keys;
   FailureOr<ReplayPlan> plan =
       planVariants(*preBinary, job, result.binaryPass, baseKey, keys);
-  if (failed(plan) || failed(runVariants(*preBinary, *plan, keys, result)))
+  if (failed(plan))
+    return failure();
+  if (!options.planDir.empty())
+    if (llvm::Error err = writeReplayWorkDir(options.planDir, *preBinary, *plan))
+      return emitError(loc) << llvm::toString(std::move(err));
+  if (failed(runVariants(*preBinary, *plan, keys, result)))
     return failure();
   result.plan = std::move(*plan);
   result.replayMs = msSince(replayStart);

@@ -16,6 +16,7 @@
 #include "mlir/IR/Diagnostics.h"
 
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -32,15 +33,21 @@ namespace fly {
 
 std::string findChildTool() {
   // ../bin/fly-tune from the file that holds this code: the fly-tune program
-  // itself, or libFlySnapshotCAPI.so / the plugin in <prefix>/lib.
+  // itself, or libFlySnapshotCAPI.so / the plugin in <prefix>/lib. For code
+  // in the main program dladdr gives the name it was started by, which may
+  // be a bare name: /proc/self/exe (getMainExecutable) then.
+  void *self = reinterpret_cast<void *>(&findChildTool);
+  std::string holder;
   Dl_info info;
-  if (!dladdr(reinterpret_cast<void *>(&findChildTool), &info) ||
-      !info.dli_fname)
+  if (dladdr(self, &info) && info.dli_fname &&
+      sys::path::is_absolute(info.dli_fname))
+    holder = info.dli_fname;
+  else
+    holder = sys::fs::getMainExecutable(nullptr, self);
+  SmallString<256> real;
+  if (holder.empty() || sys::fs::real_path(holder, real))
     return "";
-  SmallString<256> self;
-  if (sys::fs::real_path(info.dli_fname, self))
-    return "";
-  SmallString<256> tool(sys::path::parent_path(sys::path::parent_path(self)));
+  SmallString<256> tool(sys::path::parent_path(sys::path::parent_path(real)));
   sys::path::append(tool, "bin", "fly-tune");
   return sys::fs::can_execute(tool) ? std::string(tool) : "";
 }
@@ -72,16 +79,26 @@ private:
 };
 } // namespace
 
-/// The last lines of a child's stderr: the backend's own words.
-static std::string tailOf(StringRef path, size_t lines = 12) {
+/// What a dead child said: the first line that reads as an error (LLVM's
+/// "LLVM ERROR: ..." or a diagnostic; the backend's own words) and the last
+/// lines of its output.
+static std::pair<std::string, std::string> lastWordsOf(StringRef path,
+                                                       size_t tailLines = 20) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> buffer = MemoryBuffer::getFile(path);
   if (!buffer)
-    return "";
+    return {};
   StringRef text = (*buffer)->getBuffer().rtrim();
-  size_t start = text.size();
-  for (size_t n = 0; n < lines && start != StringRef::npos && start > 0; ++n)
-    start = text.rfind('\n', start - 1);
-  return text.substr(start == StringRef::npos ? 0 : start + 1).str();
+  std::string firstError;
+  SmallVector<StringRef> lines;
+  text.split(lines, '\n');
+  for (StringRef line : lines)
+    if (line.contains("LLVM ERROR:") || line.contains("error:")) {
+      firstError = line.trim().str();
+      break;
+    }
+  size_t from = lines.size() > tailLines ? lines.size() - tailLines : 0;
+  std::string tail = llvm::join(ArrayRef(lines).drop_front(from), "\n");
+  return {firstError, tail};
 }
 
 void ProcessExecutor::runChildren(StringRef tool, StringRef dir,
@@ -187,12 +204,15 @@ ProcessExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
                       : !child.statusText.empty()
                           ? "the replay process " + child.statusText
                           : std::string("the replay process wrote no result");
-    std::string last = tailOf(child.log);
+    auto [firstError, last] = lastWordsOf(child.log);
+    // The backend's own words go on the first line (what tables show).
+    if (!firstError.empty())
+      why += ": " + firstError;
     for (unsigned e : missing) {
       const PlanEntry &entry = work.plan.entries[e];
       VariantResult &failed = found[positionOf.lookup(e)].emplace();
       failed.binaryPass = entry.binaryPass;
-      failed.error = last.empty() ? why : why + "; its last output:\n" + last;
+      failed.error = last.empty() ? why : why + "\nits last output:\n" + last;
     }
   };
   std::vector<Child> retries;

@@ -174,8 +174,9 @@ bool fromJSON(const json::Value &value, ReplayPlan &plan, json::Path path) {
       !mapper.map("entries", plan.entries))
     return false;
   // References must point backwards: a plan names no entry it lacks.
+  json::Path entriesPath = path.field("entries");
   for (auto [i, entry] : llvm::enumerate(plan.entries)) {
-    json::Path at = path.field("entries").index(i);
+    json::Path at = entriesPath.index(i);
     if ((entry.sameAs && *entry.sameAs >= i) ||
         (entry.isaGroup && *entry.isaGroup > i)) {
       at.report("refers to a later entry");
@@ -191,13 +192,8 @@ Expected<ReplayPlan> parseReplayPlan(StringRef text) {
     return value.takeError();
   ReplayPlan plan;
   json::Path::Root root("plan");
-  if (!fromJSON(*value, plan, root)) {
-    std::string message;
-    raw_string_ostream os(message);
-    root.printErrorContext(*value, os);
-    return createStringError(inconvertibleErrorCode(),
-                             toString(root.getError()));
-  }
+  if (!fromJSON(*value, plan, root))
+    return root.getError();
   return plan;
 }
 

@@ -98,6 +98,12 @@ static cl::opt<std::string> runPlanOpt(
     cl::desc("Child mode: replay --entries of the plan in this work "
              "directory (snapshot.mlirbc, plan.json) into its results/"),
     cl::value_desc("work-dir"), cl::Hidden);
+static cl::opt<std::string> writePlanOpt(
+    "write-plan",
+    cl::desc("Also write the snapshot and the replay plan into this "
+             "directory, for `fly-tune --run-plan=<dir> --entries=...` in "
+             "another process or on another machine"),
+    cl::value_desc("dir"));
 static cl::opt<std::string>
     entriesOpt("entries", cl::desc("With --run-plan: e.g. 0-7,12"),
                cl::Hidden);
@@ -311,6 +317,7 @@ int main(int argc, char **argv) {
   fly::SplitCompilerOptions options = fly::SplitCompilerOptions::fromEnvironment();
   options.jobs = jobsOpt;
   options.executor = *executor;
+  options.planDir = writePlanOpt;
   options.reuseIsa = reuseIsaOpt;
   if (noCacheOpt)
     options.cache.enabled = false;

@@ -68,6 +68,10 @@ struct SplitCompilerOptions {
   /// differ only in maxnreg or ptxas options) and run only ptxas per
   /// variant (ReplayConfig::reuseIsa); the objects are byte-identical.
   bool reuseIsa = true;
+  /// Also write the snapshot and the replay plan here (WorkDir.h), so that
+  /// another process or machine can replay any entries of it:
+  /// `fly-tune --run-plan=<dir> --entries=...`. "" = off.
+  std::string planDir;
   /// Progress lines ("phase 1 ...", "variant 3/8 ...").
   std::function<void(llvm::StringRef)> progress;
 

@@ -1,0 +1,157 @@
+//===- ReplayPlanTest.cpp - The plan: checks once, round-trips as JSON ----===//
+
+#include "fly/Replay/ReplayPlan.h"
+
+#include "fly/Compiler/Registration.h"
+#include "fly/Hints/ApplyHints.h"
+#include "fly/Replay/Replay.h"
+
+#include "fly/Transforms/Passes.h"
+
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace fly;
+
+namespace {
+
+// Two targeted gpu.modules, one kernel each.
+constexpr llvm::StringLiteral kTwoModules = R"mlir(
+module attributes {gpu.container_module} {
+  gpu.module @a [#rocdl.target<chip = "gfx942">] {
+    llvm.func @ka(%arg0: !llvm.ptr<1>) attributes {gpu.kernel, rocdl.kernel} {
+      %0 = llvm.load %arg0 : !llvm.ptr<1> -> f32
+      %1 = llvm.fadd %0, %0 : f32
+      llvm.store %1, %arg0 : f32, !llvm.ptr<1>
+      llvm.return
+    }
+  }
+  gpu.module @b [#rocdl.target<chip = "gfx942">] {
+    llvm.func @kb(%arg0: !llvm.ptr<1>) attributes {gpu.kernel, rocdl.kernel} {
+      %0 = llvm.load %arg0 : !llvm.ptr<1> -> f32
+      llvm.store %0, %arg0 : f32, !llvm.ptr<1>
+      llvm.return
+    }
+  }
+}
+)mlir";
+
+class ReplayPlanTest : public ::testing::Test {
+protected:
+  ReplayPlanTest() {
+    static bool registered = [] {
+      registerAllPasses();
+      registerFlySnapshotPasses();
+      return true;
+    }();
+    (void)registered;
+    registerCompilerDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+    module = parseSourceString<ModuleOp>(kTwoModules, &context);
+  }
+
+  static std::vector<HintSet> hintSets(llvm::StringRef text) {
+    llvm::Expected<std::vector<HintSet>> sets = parseHintSets(text);
+    EXPECT_TRUE(bool(sets));
+    return sets ? *sets : std::vector<HintSet>();
+  }
+
+  DialectRegistry registry;
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+};
+
+TEST_F(ReplayPlanTest, EachHintSetIsCheckedOncePerGpuModule) {
+  ASSERT_TRUE(module);
+  // Four hint sets, one listed twice, over two gpu.modules: 8 checks for a
+  // whole replay (plan, dedupe, compile, results), however it runs.
+  std::vector<HintSet> sets =
+      hintSets("waves_per_eu=2;O=1;waves_per_eu=2;maxnreg=64");
+  for (bool reuseIsa : {false, true}) {
+    ReplayConfig config;
+    config.binaryPass = "gpu-module-to-binary{format=isa}";
+    config.reuseIsa = reuseIsa;
+    uint64_t before = getHintCheckCount();
+    FailureOr<std::vector<VariantResult>> results = replayVariants(
+        *module, sets, config, /*nestInSource=*/false,
+        [&](OpPassManager &pipeline, ModuleOp container) {
+          PassManager pm(&context, pipeline.getOpAnchorName());
+          static_cast<OpPassManager &>(pm) = pipeline;
+          return pm.run(container);
+        });
+    ASSERT_TRUE(succeeded(results));
+    EXPECT_EQ(getHintCheckCount() - before, sets.size() * 2);
+    for (const VariantResult &result : *results)
+      EXPECT_TRUE(result.succeeded()) << result.error;
+    EXPECT_EQ((*results)[2].duplicateOf, 0u);
+  }
+}
+
+TEST_F(ReplayPlanTest, RoundTripsThroughJSON) {
+  ASSERT_TRUE(module);
+  ReplayPlanOptions options;
+  options.reuseIsa = true;
+  FailureOr<ReplayPlan> plan = buildReplayPlan(
+      *module, "gpu-module-to-binary{format=fatbin}",
+      hintSets("waves_per_eu=2;opts=-v;waves_per_eu=2;func.x=[1, 2]"), options);
+  ASSERT_TRUE(succeeded(plan));
+  EXPECT_EQ(plan->entries[2].sameAs, 0u);
+  EXPECT_NE(plan->entries[1].extraOpts, "");
+  std::string text;
+  llvm::raw_string_ostream(text) << toJSON(*plan);
+  llvm::Expected<ReplayPlan> back = parseReplayPlan(text);
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  ASSERT_EQ(back->entries.size(), plan->entries.size());
+  EXPECT_EQ(back->binaryPass, plan->binaryPass);
+  EXPECT_EQ(back->reuseIsa, plan->reuseIsa);
+  for (auto [a, b] : llvm::zip_equal(plan->entries, back->entries)) {
+    EXPECT_EQ(a.index, b.index);
+    EXPECT_EQ(a.id, b.id);
+    EXPECT_TRUE(a.hints == b.hints) << a.hints.canonical();
+    EXPECT_EQ(a.extraOpts, b.extraOpts);
+    EXPECT_EQ(a.binaryPass, b.binaryPass);
+    EXPECT_EQ(a.sameAs, b.sameAs);
+    EXPECT_EQ(a.isaGroup, b.isaGroup);
+  }
+}
+
+TEST(ReplayPlanJSON, ErrorsNameThePath) {
+  llvm::Expected<ReplayPlan> plan = parseReplayPlan(
+      R"({"format": "fly-replay-plan-1", "binary_pass": "gpu-module-to-binary",
+          "reuse_isa": false, "entries": [
+          {"index": 0, "id": "v0_default", "hints": "", "extra_opts": "",
+           "binary_pass": "gpu-module-to-binary"},
+          {"index": 1, "id": "v1", "hints": "", "extra_opts": "",
+           "binary_pass": "gpu-module-to-binary", "same_as": 5}]})");
+  ASSERT_FALSE(bool(plan));
+  std::string message = llvm::toString(plan.takeError());
+  EXPECT_NE(message.find("plan.entries[1]"), std::string::npos) << message;
+  EXPECT_NE(message.find("later entry"), std::string::npos) << message;
+
+  plan = parseReplayPlan(R"({"format": "fly-replay-plan-1", "binary_pass":
+      "x", "reuse_isa": false, "entries": [{"index": "zero"}]})");
+  ASSERT_FALSE(bool(plan));
+  message = llvm::toString(plan.takeError());
+  EXPECT_NE(message.find("plan.entries[0].index"), std::string::npos)
+      << message;
+}
+
+TEST(ReplayPlanJSON, EntryLists) {
+  llvm::Expected<std::vector<unsigned>> list = parseEntryList("0-2,5,7-8", 9);
+  ASSERT_TRUE(bool(list));
+  EXPECT_EQ(*list, (std::vector<unsigned>{0, 1, 2, 5, 7, 8}));
+  EXPECT_EQ(formatEntryList(*list), "0-2,5,7-8");
+  for (llvm::StringRef bad : {"9", "3-1", "a", "", "1-x"}) {
+    llvm::Expected<std::vector<unsigned>> wrong = parseEntryList(bad, 9);
+    EXPECT_FALSE(bool(wrong)) << bad.str();
+    if (!wrong)
+      llvm::consumeError(wrong.takeError());
+  }
+}
+
+} // namespace
