@@ -153,7 +153,7 @@ TEST(SlurmTaskScript, RunsItsShardWithQuotedArguments) {
 /// The test cluster (scripts/slurm-local.sh), never the user's SLURM_CONF:
 /// FLY_TEST_SLURM_CONF, else $FLY_SLURM_RUN/slurm.conf (/tmp/fly-slurm).
 /// Returns why it cannot be used, or "".
-static std::string slurmUnavailable() {
+static std::string probeSlurm() {
   std::string conf =
       llvm::sys::Process::GetEnv("FLY_TEST_SLURM_CONF")
           .value_or(llvm::sys::Process::GetEnv("FLY_SLURM_RUN")
@@ -164,6 +164,11 @@ static std::string slurmUnavailable() {
   if (!scontrol)
     return "Slurm is not installed (no scontrol); scripts/slurm-local.sh "
            "start installs and starts a single-node cluster";
+  // Without its configuration file scontrol would look for the controller
+  // in DNS, which can take long.
+  if (!llvm::sys::fs::exists(conf))
+    return "no test cluster: " + conf +
+           " does not exist; scripts/slurm-local.sh start brings one up";
   llvm::StringRef argv[] = {*scontrol, "ping"};
   std::optional<llvm::StringRef> quiet[] = {llvm::StringRef(""),
                                             llvm::StringRef(""),
@@ -174,8 +179,14 @@ static std::string slurmUnavailable() {
   return "";
 }
 
+/// Probed once per process.
+static const std::string &slurmUnavailable() {
+  static const std::string why = probeSlurm();
+  return why;
+}
+
 #define REQUIRE_SLURM()                                                        \
-  if (std::string why = slurmUnavailable(); !why.empty())                      \
+  if (const std::string &why = slurmUnavailable(); !why.empty())               \
   GTEST_SKIP() << why
 
 /// Shard commands that create <dir>/done/<item> for every item, except that
