@@ -145,8 +145,7 @@ TEST(SlurmTaskScript, RunsItsShardWithQuotedArguments) {
   EXPECT_EQ(readFile(out), "first\n");
   // Task 1: a failing command does not stop the next one; the task fails.
   EXPECT_NE(runTask("1", "6"), 0);
-  EXPECT_EQ(readFile(out),
-            "first\nit's \"quoted\" $HOME|--jobs=6|after\n");
+  EXPECT_EQ(readFile(out), "first\nit's \"quoted\" $HOME|--jobs=6|after\n");
   EXPECT_EQ(runTask("7", nullptr), 64);
 }
 
@@ -154,11 +153,10 @@ TEST(SlurmTaskScript, RunsItsShardWithQuotedArguments) {
 /// FLY_TEST_SLURM_CONF, else $FLY_SLURM_RUN/slurm.conf (/tmp/fly-slurm).
 /// Returns why it cannot be used, or "".
 static std::string probeSlurm() {
-  std::string conf =
-      llvm::sys::Process::GetEnv("FLY_TEST_SLURM_CONF")
-          .value_or(llvm::sys::Process::GetEnv("FLY_SLURM_RUN")
-                        .value_or("/tmp/fly-slurm") +
-                    "/slurm.conf");
+  std::string conf = llvm::sys::Process::GetEnv("FLY_TEST_SLURM_CONF")
+                         .value_or(llvm::sys::Process::GetEnv("FLY_SLURM_RUN")
+                                       .value_or("/tmp/fly-slurm") +
+                                   "/slurm.conf");
   setenv("SLURM_CONF", conf.c_str(), 1);
   auto scontrol = llvm::sys::findProgramByName("scontrol");
   if (!scontrol)
@@ -170,9 +168,8 @@ static std::string probeSlurm() {
     return "no test cluster: " + conf +
            " does not exist; scripts/slurm-local.sh start brings one up";
   llvm::StringRef argv[] = {*scontrol, "ping"};
-  std::optional<llvm::StringRef> quiet[] = {llvm::StringRef(""),
-                                            llvm::StringRef(""),
-                                            llvm::StringRef("")};
+  std::optional<llvm::StringRef> quiet[] = {
+      llvm::StringRef(""), llvm::StringRef(""), llvm::StringRef("")};
   if (llvm::sys::ExecuteAndWait(*scontrol, argv, std::nullopt, quiet, 20) != 0)
     return "no Slurm controller answers 'scontrol ping' with SLURM_CONF=" +
            conf + "; scripts/slurm-local.sh start brings one up";
@@ -314,8 +311,8 @@ static std::string finalStates(llvm::StringRef arrayId) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     llvm::SmallString<128> out;
     EXPECT_FALSE(llvm::sys::fs::createTemporaryFile("fly-squeue", "out", out));
-    llvm::StringRef argv[] = {*squeue, "-h", "-r", "-t", "all", "-j",
-                              arrayId, "-o", "%T"};
+    llvm::StringRef argv[] = {*squeue, "-h",    "-r", "-t", "all",
+                              "-j",    arrayId, "-o", "%T"};
     std::optional<llvm::StringRef> redirects[] = {
         llvm::StringRef(""), llvm::StringRef(out), llvm::StringRef("")};
     llvm::sys::ExecuteAndWait(*squeue, argv, std::nullopt, redirects, 20);

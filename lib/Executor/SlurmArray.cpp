@@ -46,13 +46,13 @@ unsigned fly::slurmShardSize(unsigned numItems, double itemSeconds,
   double cpus = std::max(1u, policy.cpusPerTask);
   double perItem = std::max(itemSeconds, 1e-3) / cpus;
   double floorSize = std::ceil(10 * policy.taskOverheadSeconds / perItem);
-  double targetSize = std::max(1.0, std::floor(policy.targetTaskSeconds /
-                                               perItem));
+  double targetSize =
+      std::max(1.0, std::floor(policy.targetTaskSeconds / perItem));
   double spreadSize = policy.slots ? std::ceil(double(numItems) / policy.slots)
                                    : double(numItems);
   double size = std::max(floorSize, std::min(targetSize, spreadSize));
-  unsigned shard = size >= numItems ? numItems
-                                    : std::max(1u, static_cast<unsigned>(size));
+  unsigned shard =
+      size >= numItems ? numItems : std::max(1u, static_cast<unsigned>(size));
   if (policy.maxTasks != 0)
     shard = std::max(shard, (numItems + policy.maxTasks - 1) / policy.maxTasks);
   // Even out the shards: 10 items of size 4 become 4+3+3, not 4+4+2.
@@ -122,10 +122,10 @@ std::string fly::renderSlurmTaskScript(
 bool SlurmTaskState::finished() const {
   // Everything else (PENDING, RUNNING, CONFIGURING, COMPLETING, REQUEUED,
   // SUSPENDED, ...) may still run.
-  return llvm::is_contained(
-      {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED",
-       "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "PURGED"},
-      StringRef(state));
+  return llvm::is_contained({"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT",
+                             "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY",
+                             "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "PURGED"},
+                            StringRef(state));
 }
 
 std::vector<SlurmTaskState> fly::parseSqueueTasks(StringRef output) {
@@ -175,7 +175,8 @@ static Expected<ToolResult> runTool(StringRef name,
   llvm::ErrorOr<std::string> program = llvm::sys::findProgramByName(name);
   if (!program)
     return llvm::createStringError(
-        "'" + name + "' not found in PATH: is this a Slurm login node? "
+        "'" + name +
+        "' not found in PATH: is this a Slurm login node? "
         "(scripts/slurm-local.sh start brings up a single-node cluster)");
   llvm::SmallString<128> outPath, errPath;
   if (std::error_code ec =
@@ -300,7 +301,8 @@ void cancelLiveArrays() {
 /// Registers `arrayId` for cancellation on SIGINT/SIGTERM; -1 when full.
 int registerLiveArray(StringRef arrayId) {
   if (!scancelPath[0]) {
-    llvm::ErrorOr<std::string> scancel = llvm::sys::findProgramByName("scancel");
+    llvm::ErrorOr<std::string> scancel =
+        llvm::sys::findProgramByName("scancel");
     if (!scancel || scancel->size() >= sizeof(scancelPath))
       return -1;
     std::memcpy(scancelPath, scancel->c_str(), scancel->size() + 1);
@@ -390,10 +392,10 @@ SlurmArrayRunner::submit(llvm::ArrayRef<std::vector<ShellCommand>> shards,
   if (!result)
     return result.takeError();
   if (result->status != 0)
-    return llvm::createStringError(
-        "sbatch refused the array (exit " + llvm::Twine(result->status) +
-        "): " + StringRef(result->err).trim() + "\n  sbatch " +
-        llvm::join(args, " "));
+    return llvm::createStringError("sbatch refused the array (exit " +
+                                   llvm::Twine(result->status) +
+                                   "): " + StringRef(result->err).trim() +
+                                   "\n  sbatch " + llvm::join(args, " "));
   // --parsable prints "<id>" or "<id>;<cluster>".
   StringRef id = StringRef(result->out).trim().split(';').first;
   unsigned long long number;
@@ -421,8 +423,8 @@ Error SlurmArrayRunner::cancel(StringRef arrayId) {
   return Error::success();
 }
 
-Expected<std::vector<SlurmTaskState>>
-SlurmArrayRunner::wait(StringRef arrayId, double deadline) {
+Expected<std::vector<SlurmTaskState>> SlurmArrayRunner::wait(StringRef arrayId,
+                                                             double deadline) {
   int slot = registerLiveArray(arrayId);
   llvm::scope_exit unregister([&] { unregisterLiveArray(slot); });
   double pause = options.minPollSeconds;
@@ -564,9 +566,9 @@ Expected<SlurmRunReport> SlurmArrayRunner::run(
     }
     std::vector<std::vector<unsigned>> shardItems;
     for (size_t i = 0; i < pending.size(); i += itemsPerShard)
-      shardItems.emplace_back(
-          pending.begin() + i,
-          pending.begin() + std::min(pending.size(), i + itemsPerShard));
+      shardItems.emplace_back(pending.begin() + i,
+                              pending.begin() +
+                                  std::min(pending.size(), i + itemsPerShard));
     std::vector<std::vector<ShellCommand>> shards;
     for (const std::vector<unsigned> &shard : shardItems)
       shards.push_back(commandsFor(shard));
@@ -601,11 +603,11 @@ Expected<SlurmRunReport> SlurmArrayRunner::run(
       for (unsigned item : shard) {
         if (isDone(item))
           continue;
-        why[item] = llvm::formatv("slurm task {0}_{1} ended {2} without it; "
-                                  "log: {3}",
-                                  *arrayId, task, state,
-                                  taskLogPath(*arrayId, task))
-                        .str();
+        why[item] =
+            llvm::formatv("slurm task {0}_{1} ended {2} without it; "
+                          "log: {3}",
+                          *arrayId, task, state, taskLogPath(*arrayId, task))
+                .str();
         if (!reported)
           say(llvm::formatv("task {0}_{1} ended {2} with items missing "
                             "(log: {3})",

@@ -124,8 +124,8 @@ runSlurmReplays(const SlurmExecutorOptions &options, StringRef tool,
   double variantSeconds = options.variantSeconds;
   if (variantSeconds <= 0) {
     auto [r, e] = itemOf[items.front()];
-    variantSeconds = measureVariant(tool, requests[r].workDir, e,
-                                    options.progress);
+    variantSeconds =
+        measureVariant(tool, requests[r].workDir, e, options.progress);
     if (isDone(items.front()))
       items.erase(items.begin());
   }
@@ -213,8 +213,8 @@ SlurmExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
       sys::fs::remove(resultPath(dir, e));
     pending.push_back(e);
   }
-  say(formatv("slurm: work directory {0}: {1} of {2} variant(s) to replay",
-              dir, pending.size(), entries.size()));
+  say(formatv("slurm: work directory {0}: {1} of {2} variant(s) to replay", dir,
+              pending.size(), entries.size()));
 
   std::map<unsigned, std::string> missing;
   if (!options.sweepDir.empty() && !askedSweep) {
@@ -230,8 +230,7 @@ SlurmExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
     SmallString<256> stateDir(dir);
     sys::path::append(stateDir, "slurm");
     Expected<std::vector<std::map<unsigned, std::string>>> report =
-        runSlurmReplays(options, tool, {{std::string(dir), pending}},
-                        stateDir);
+        runSlurmReplays(options, tool, {{std::string(dir), pending}}, stateDir);
     if (!report)
       return emitError(loc) << "slurm: " << toString(report.takeError());
     missing = std::move(report->front());
@@ -247,8 +246,8 @@ SlurmExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
     } else {
       out.binaryPass = entry.binaryPass;
       auto it = missing.find(e);
-      out.error = it != missing.end() ? it->second
-                                     : std::string("slurm: no result");
+      out.error =
+          it != missing.end() ? it->second : std::string("slurm: no result");
     }
     out.index = entry.index;
     out.id = entry.id;
@@ -258,7 +257,8 @@ SlurmExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
   // Everything delivered: the cache holds it, the directory can go. What
   // failed keeps its logs for a look.
   if (options.workDirParent.empty() &&
-      llvm::all_of(results, [](const VariantResult &r) { return r.succeeded(); }))
+      llvm::all_of(results,
+                   [](const VariantResult &r) { return r.succeeded(); }))
     sys::fs::remove_directories(dir);
   return results;
 }

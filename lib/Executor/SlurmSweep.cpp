@@ -151,8 +151,7 @@ int runSlurmSweep(const SlurmSweepOptions &options, raw_ostream &os) {
       return fail("cannot create '" + pathIn(dir, sub) + "': " + ec.message());
   }
   if (std::error_code ec = sys::fs::create_directories(pathIn(dir, "logs")))
-    return fail("cannot create '" + pathIn(dir, "logs") + "': " +
-                ec.message());
+    return fail("cannot create '" + pathIn(dir, "logs") + "': " + ec.message());
   say(formatv("slurm sweep: {0} kernel(s), directory {1}",
               options.kernels.size(), dir));
 
@@ -167,13 +166,12 @@ int runSlurmSweep(const SlurmSweepOptions &options, raw_ostream &os) {
     argv.push_back("--slurm-sweep=" + dir);
     argv.push_back(formatv("--slurm-sweep-slot={0}", k).str());
     SmallVector<StringRef> args(argv.begin(), argv.end());
-    std::optional<StringRef> redirects[] = {StringRef(""),
-                                            StringRef(process.outPath),
-                                            StringRef(process.errPath)};
+    std::optional<StringRef> redirects[] = {
+        StringRef(""), StringRef(process.outPath), StringRef(process.errPath)};
     bool failedToStart = false;
-    process.process = sys::ExecuteNoWait(argv.front(), args, std::nullopt,
-                                         redirects, 0, &process.startError,
-                                         &failedToStart);
+    process.process =
+        sys::ExecuteNoWait(argv.front(), args, std::nullopt, redirects, 0,
+                           &process.startError, &failedToStart);
     if (failedToStart) {
       process.exited = true;
       process.status = 1;
@@ -246,9 +244,8 @@ int runSlurmSweep(const SlurmSweepOptions &options, raw_ostream &os) {
     json::Object why;
     for (const auto &[entry, reason] : (*failed)[r])
       why[std::to_string(entry)] = reason;
-    if (Error err =
-            writeJSONFile(pathIn(dir, "replies", Twine(k) + ".json"),
-                          json::Object{{"failed", std::move(why)}}))
+    if (Error err = writeJSONFile(pathIn(dir, "replies", Twine(k) + ".json"),
+                                  json::Object{{"failed", std::move(why)}}))
       WithColor::error(errs(), "fly-tune") << toString(std::move(err)) << "\n";
   }
 
@@ -268,14 +265,17 @@ int runSlurmSweep(const SlurmSweepOptions &options, raw_ostream &os) {
     dumpFile(process.errPath, errs());
     if (!process.startError.empty())
       WithColor::error(errs(), "fly-tune")
-          << "cannot start the fly-tune of " << options.kernels[k].name
-          << ": " << process.startError << "\n";
-    int kernelStatus = process.status == 0 || process.status == 2
-                           ? process.status
-                           : 1;
+          << "cannot start the fly-tune of " << options.kernels[k].name << ": "
+          << process.startError << "\n";
+    int kernelStatus =
+        process.status == 0 || process.status == 2 ? process.status : 1;
     if (kernelStatus == 1 || (kernelStatus == 2 && status == 0))
       status = kernelStatus;
   }
+  // Everything delivered: nothing to resume, the default directory goes
+  // (logs of a sweep with failures stay for a look).
+  if (status == 0 && executor.workDirParent.empty())
+    sys::fs::remove_directories(dir);
   return status;
 }
 

@@ -36,8 +36,8 @@ static cl::opt<double> timeoutOpt(
     cl::init(24 * 3600), cl::cat(slurmCategory));
 static cl::opt<double>
     taskSecondsOpt("slurm-task-seconds",
-                   cl::desc("Target length of one array task"),
-                   cl::init(60), cl::cat(slurmCategory));
+                   cl::desc("Target length of one array task"), cl::init(60),
+                   cl::cat(slurmCategory));
 static cl::opt<double> taskOverheadOpt(
     "slurm-task-overhead",
     cl::desc("Slurm's cost per task in seconds (bench/RESULTS.md): a task "
@@ -67,8 +67,9 @@ getSlurmExecutorOptions(StringRef cacheDir,
   if (!cacheDir.empty()) {
     llvm::SmallString<256> absolute(cacheDir);
     if (std::error_code ec = llvm::sys::fs::make_absolute(absolute))
-      return llvm::createStringError(ec, "cannot resolve the cache directory '" +
-                                             cacheDir + "': " + ec.message());
+      return llvm::createStringError(ec,
+                                     "cannot resolve the cache directory '" +
+                                         cacheDir + "': " + ec.message());
     options.cacheDir = std::string(absolute);
   }
   if (cacheDir.empty() && workDirOpt.empty())
