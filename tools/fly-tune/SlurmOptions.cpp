@@ -3,12 +3,18 @@
 #include "SlurmOptions.h"
 
 #include "fly/Executor/SlurmSweep.h"
+#include "fly/Hints/HintSet.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/StringSaver.h"
+#include "llvm/Support/xxhash.h"
 
 namespace cl = llvm::cl;
 using llvm::StringRef;
@@ -53,11 +59,49 @@ static cl::opt<std::string> toolOpt(
     cl::desc("The fly-tune the array tasks run, at the same path on every "
              "node (default: this one)"),
     cl::cat(slurmCategory));
+static cl::opt<std::string> sweepFileOpt(
+    "sweep",
+    cl::desc("A sweep file: [{\"input\": \"a.mlir\", \"hints\": [...] or "
+             "\"hints_file\": \"h.json\"}, ...] (paths relative to it; no "
+             "hints: the command line's); with --executor=slurm, one array "
+             "for all"),
+    cl::value_desc("sweep.json"), cl::cat(slurmCategory));
 // Set by the sweep coordinator on the fly-tune of each kernel.
 static cl::opt<std::string> sweepDirOpt("slurm-sweep", cl::Hidden);
 static cl::opt<std::string> sweepSlotOpt("slurm-sweep-slot", cl::Hidden);
 
+namespace {
+/// One kernel of a sweep file.
+struct SweepFileEntry {
+  std::string input;
+  std::optional<llvm::json::Array> hints;
+  std::optional<std::string> hintsFile;
+};
+
+bool fromJSON(const llvm::json::Value &value, SweepFileEntry &entry,
+              llvm::json::Path path) {
+  llvm::json::ObjectMapper mapper(value, path);
+  if (!mapper || !mapper.map("input", entry.input) ||
+      !mapper.mapOptional("hints_file", entry.hintsFile))
+    return false;
+  if (const llvm::json::Value *hints = value.getAsObject()->get("hints")) {
+    if (!hints->getAsArray()) {
+      path.field("hints").report("expected a list of hint-set objects");
+      return false;
+    }
+    entry.hints = *hints->getAsArray();
+  }
+  if (entry.hints && entry.hintsFile) {
+    path.report("give \"hints\" or \"hints_file\", not both");
+    return false;
+  }
+  return true;
+}
+} // namespace
+
 namespace fly {
+
+bool slurmSweepFileGiven() { return !sweepFileOpt.empty(); }
 
 llvm::Expected<SlurmExecutorOptions>
 getSlurmExecutorOptions(StringRef cacheDir,
@@ -120,49 +164,144 @@ getSlurmExecutorOptions(StringRef cacheDir,
   return options;
 }
 
-int runSlurmSweepCommand(int argc, char **argv,
-                         llvm::ArrayRef<std::string> inputs, StringRef outDir,
-                         StringRef cacheDir,
-                         std::function<void(StringRef)> progress) {
-  llvm::Expected<SlurmExecutorOptions> executor =
-      getSlurmExecutorOptions(cacheDir, progress);
-  if (!executor) {
-    llvm::errs() << "fly-tune: error: " << toString(executor.takeError())
-                 << "\n";
-    return 1;
-  }
-  SlurmSweepOptions sweep;
-  sweep.executor = std::move(*executor);
-  std::string self = sweep.executor.childTool;
-  // The kernel's own command line is this one without the inputs and the
-  // out-dir (arguments equal to an input are inputs).
-  llvm::StringSet<> inputSet;
-  for (const std::string &input : inputs)
-    inputSet.insert(input);
-  std::vector<std::string> common = {self};
+/// `argv` without the options in `drop` (--x=v and --x v forms) and the
+/// arguments in `inputs`.
+static std::vector<std::string>
+commonArguments(int argc, char **argv, const llvm::StringSet<> &inputs,
+                llvm::ArrayRef<StringRef> drop) {
+  std::vector<std::string> common;
   for (int i = 1; i < argc; ++i) {
     StringRef arg = argv[i];
-    if (inputSet.contains(arg) || arg.starts_with("--out-dir=") ||
-        arg.starts_with("-out-dir="))
+    if (inputs.contains(arg))
       continue;
-    if ((arg == "--out-dir" || arg == "-out-dir") && i + 1 < argc) {
-      ++i;
+    StringRef name = arg.ltrim('-').split('=').first;
+    if (arg.starts_with("-") && llvm::is_contained(drop, name)) {
+      if (!arg.contains('=') && i + 1 < argc)
+        ++i;
       continue;
     }
     common.push_back(arg.str());
   }
+  return common;
+}
+
+int runSlurmSweepCommand(int argc, char **argv,
+                         llvm::ArrayRef<std::string> inputs, StringRef outDir,
+                         StringRef cacheDir,
+                         std::function<void(StringRef)> progress) {
+  auto fail = [](const llvm::Twine &message) {
+    llvm::errs() << "fly-tune: error: " << message << "\n";
+    return 1;
+  };
+  llvm::Expected<SlurmExecutorOptions> executor =
+      getSlurmExecutorOptions(cacheDir, progress);
+  if (!executor)
+    return fail(toString(executor.takeError()));
+  SlurmSweepOptions sweep;
+  sweep.executor = std::move(*executor);
+  std::string self = sweep.executor.childTool;
+
+  // The kernels: the inputs with the command line's hints, or the entries
+  // of the sweep file, each checked before anything runs.
+  std::vector<SweepFileEntry> entries;
+  for (const std::string &input : inputs)
+    entries.push_back({input, std::nullopt, std::nullopt});
+  if (!sweepFileOpt.empty()) {
+    auto buffer = llvm::MemoryBuffer::getFile(sweepFileOpt);
+    if (!buffer)
+      return fail("cannot read the sweep file '" + sweepFileOpt +
+                  "': " + buffer.getError().message());
+    auto parsed =
+        llvm::json::parse<std::vector<SweepFileEntry>>((*buffer)->getBuffer());
+    if (!parsed)
+      return fail(sweepFileOpt + ": " + toString(parsed.takeError()));
+    StringRef base = llvm::sys::path::parent_path(sweepFileOpt);
+    for (SweepFileEntry &entry : *parsed) {
+      auto resolve = [&](std::string &path) {
+        if (!base.empty() && llvm::sys::path::is_relative(path)) {
+          llvm::SmallString<256> full(base);
+          llvm::sys::path::append(full, path);
+          path = std::string(full);
+        }
+      };
+      resolve(entry.input);
+      if (entry.hintsFile)
+        resolve(*entry.hintsFile);
+      entries.push_back(std::move(entry));
+    }
+  }
+  if (entries.empty())
+    return fail("the sweep file '" + sweepFileOpt + "' lists no kernel");
+  for (const SweepFileEntry &entry : entries) {
+    if (!llvm::sys::fs::is_regular_file(entry.input))
+      return fail("cannot read the input '" + entry.input + "'");
+    if (entry.hintsFile) {
+      if (auto hints = readHintSetsFile(*entry.hintsFile); !hints)
+        return fail(toString(hints.takeError()));
+    } else if (entry.hints) {
+      std::string text =
+          llvm::formatv("{0}",
+                        llvm::json::Value(llvm::json::Array(*entry.hints)))
+              .str();
+      if (auto hints = parseHintSetsJSON(text); !hints)
+        return fail(sweepFileOpt + ": kernel '" + entry.input +
+                    "': " + toString(hints.takeError()));
+    }
+  }
+
+  llvm::StringSet<> inputSet;
+  for (const std::string &input : inputs)
+    inputSet.insert(input);
+  std::vector<std::string> common =
+      commonArguments(argc, argv, inputSet, {"out-dir", "sweep"});
+  std::vector<std::string> commonWithoutHints = commonArguments(
+      argc, argv, inputSet, {"out-dir", "sweep", "hints", "hints-file"});
+  // Inline hint sets go to a file of their own beside the work directories.
+  llvm::SmallString<256> hintsDir(sweep.executor.workDirParent);
+  if (hintsDir.empty()) {
+    hintsDir = sweep.executor.cacheDir;
+    llvm::sys::path::append(hintsDir, "slurm");
+  }
+  llvm::sys::path::append(hintsDir, "sweep-hints");
+
   llvm::StringSet<> stems;
-  for (const std::string &input : inputs) {
-    std::string stem = llvm::sys::path::stem(input).str();
+  for (const SweepFileEntry &entry : entries) {
+    std::string stem = llvm::sys::path::stem(entry.input).str();
     for (unsigned n = 2; !stems.insert(stem).second; ++n)
-      stem = (llvm::sys::path::stem(input) + "-" + llvm::Twine(n)).str();
+      stem = (llvm::sys::path::stem(entry.input) + "-" + llvm::Twine(n)).str();
     llvm::SmallString<256> out(outDir);
     llvm::sys::path::append(out, stem);
     SlurmSweepKernel kernel;
-    kernel.name = input;
-    kernel.argv = common;
-    kernel.argv.push_back(input);
+    kernel.name = entry.input;
+    kernel.argv = {self};
+    const std::vector<std::string> &args =
+        entry.hints || entry.hintsFile ? commonWithoutHints : common;
+    llvm::append_range(kernel.argv, args);
+    kernel.argv.push_back(entry.input);
     kernel.argv.push_back(("--out-dir=" + out).str());
+    if (entry.hintsFile) {
+      kernel.argv.push_back("--hints-file=" + *entry.hintsFile);
+    } else if (entry.hints) {
+      std::string text =
+          llvm::formatv("{0:2}",
+                        llvm::json::Value(llvm::json::Array(*entry.hints)))
+              .str();
+      llvm::SmallString<256> file(hintsDir);
+      llvm::sys::path::append(
+          file,
+          llvm::formatv("{0:x-16}.json",
+                        llvm::xxh3_64bits(llvm::arrayRefFromStringRef(text)))
+              .str());
+      if (std::error_code ec = llvm::sys::fs::create_directories(hintsDir))
+        return fail("cannot create '" + hintsDir + "': " + ec.message());
+      if (llvm::Error err =
+              llvm::writeToOutput(file, [&](llvm::raw_ostream &os) {
+                os << text << "\n";
+                return llvm::Error::success();
+              }))
+        return fail(toString(std::move(err)));
+      kernel.argv.push_back(("--hints-file=" + file).str());
+    }
     sweep.kernels.push_back(std::move(kernel));
   }
   return runSlurmSweep(sweep, llvm::outs());

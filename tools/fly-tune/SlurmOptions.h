@@ -24,8 +24,12 @@ llvm::Expected<SlurmExecutorOptions>
 getSlurmExecutorOptions(llvm::StringRef cacheDir,
                         std::function<void(llvm::StringRef)> progress);
 
-/// Several inputs: one fly-tune per kernel (argv without the other inputs,
-/// --out-dir=<outDir>/<input stem>), all replayed by one job array.
+/// Whether --sweep=<file> was given.
+bool slurmSweepFileGiven();
+
+/// Several inputs, or a sweep file: one fly-tune per kernel (argv without
+/// the inputs, with --out-dir=<outDir>/<input stem> and the kernel's hints),
+/// all replayed by one job array.
 int runSlurmSweepCommand(int argc, char **argv,
                          llvm::ArrayRef<std::string> inputs,
                          llvm::StringRef outDir, llvm::StringRef cacheDir,

@@ -243,9 +243,9 @@ int main(int argc, char **argv) {
     if (!quietOpt)
       llvm::errs() << "fly-tune: " << line << "\n";
   };
-  if (inputsOpt.size() > 1) {
+  if (inputsOpt.size() > 1 || fly::slurmSweepFileGiven()) {
     if (!slurm)
-      return fail("several inputs are tuned as one sweep with "
+      return fail("several inputs (or --sweep) are tuned as one sweep with "
                   "--executor=slurm; otherwise run fly-tune once per input");
     fly::CacheConfig cache = fly::CacheConfig::fromEnvironment();
     return fly::runSlurmSweepCommand(
