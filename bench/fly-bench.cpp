@@ -376,10 +376,12 @@ public:
     auto it = effective.find(opts);
     if (it != effective.end())
       return it->second;
-    std::string text;
-    if (failed(fly::buildReplayPipeline(split.binaryPass, opts, loc, &text)))
-      die("cannot build the binary pass");
-    return effective[opts] = text;
+    FailureOr<fly::BinaryPassOptions> options =
+        fly::parseBinaryPass(split.binaryPass, loc);
+    if (failed(options))
+      die("cannot read the binary pass");
+    return effective[opts] =
+               fly::printBinaryPass(fly::withExtraOpts(*options, opts));
   }
 
   void applyHints(ModuleOp m, const fly::HintSet &h) {

@@ -3,12 +3,13 @@
 // A disk cache entry is untrusted input: another build, a truncated write or
 // plain garbage may sit under FLY_CACHE_DIR. This target feeds arbitrary
 // bytes to
-//   - unframeCacheEntry (magic, checksum, length) and, when the frame is
-//     intact, decodeVariant on its payload;
+//   - unframeCacheEntry (magic, key, toolchain, checksum, length) and, when
+//     the frame is intact, decodeVariant on its payload;
 //   - decodeVariant directly (random bytes almost never pass the checksum,
 //     so the decoder is fuzzed unframed as well);
 // and checks, aborting on failure:
-//   - unframeCacheEntry(frameCacheEntry(x)) == x for every x;
+//   - unframeCacheEntry(frameCacheEntry(k, x)) gives back k, the toolchain
+//     and x for every x;
 //   - a variant that decodes re-encodes to a payload that decodes to the
 //     same encoding (encode is a fixed point after one decode), unless it
 //     holds a non-finite number (see hasNonFinite);
@@ -16,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fly/Cache/CacheKey.h"
 #include "fly/Cache/CompileCache.h"
 #include "fly/Cache/VariantCodec.h"
 
@@ -79,20 +81,23 @@ static void checkDecode(StringRef payload) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   StringRef input(reinterpret_cast<const char *>(data), size);
 
-  if (std::optional<StringRef> payload = fly::unframeCacheEntry(input))
-    checkDecode(*payload);
+  if (std::optional<fly::CacheEntryFrame> frame = fly::unframeCacheEntry(input))
+    checkDecode(frame->payload);
   checkDecode(input);
 
-  std::string framed = fly::frameCacheEntry(input);
-  std::optional<StringRef> back = fly::unframeCacheEntry(framed);
-  if (!back || *back != input)
-    fail("unframeCacheEntry(frameCacheEntry(x)) != x");
+  static constexpr StringLiteral kKey =
+      "binary:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+  std::string framed = fly::frameCacheEntry(kKey, input);
+  std::optional<fly::CacheEntryFrame> back = fly::unframeCacheEntry(framed);
+  if (!back || back->payload != input || back->key != kKey ||
+      back->toolchain != fly::getToolchainFingerprint())
+    fail("unframeCacheEntry(frameCacheEntry(k, x)) != (k, toolchain, x)");
   // A frame cut short (a truncated write) never yields another payload.
   // (Dropping the header's newline of an empty payload still yields "".)
   for (size_t cut : {size_t(1), framed.size() / 2, framed.size() - 1})
-    if (std::optional<StringRef> part =
+    if (std::optional<fly::CacheEntryFrame> part =
             fly::unframeCacheEntry(StringRef(framed).drop_back(cut)))
-      if (*part != input)
-        fail("a truncated frame was accepted with another payload");
+      if (part->payload != input || part->key != kKey)
+        fail("a truncated frame was accepted with another payload or key");
   return 0;
 }

@@ -17,7 +17,7 @@
 # HintSetFuzzer's known round-trip issues into failures).
 #
 # Environment: FLY_FUZZ_BUILD_DIR (build-fuzz), FLY_FUZZ_CXX / FLY_FUZZ_CC
-# (clang++-22 / clang-22), FLY_FUZZ_TARGETS (all three), FLY_FUZZ_OUT (keep
+# (clang++-22 / clang-22), FLY_FUZZ_TARGETS (all five), FLY_FUZZ_OUT (keep
 # corpora, logs and artifacts there instead of a temporary directory),
 # FLY_FUZZ_JOBS (parallel targets, default 1).
 set -euo pipefail
@@ -28,7 +28,7 @@ TOTAL=${1:-60}
 BUILD=${FLY_FUZZ_BUILD_DIR:-build-fuzz}
 CXX=${FLY_FUZZ_CXX:-clang++-22}
 CC=${FLY_FUZZ_CC:-clang-22}
-read -r -a TARGETS <<< "${FLY_FUZZ_TARGETS:-HintSetFuzzer CacheEntryFuzzer SnapshotFuzzer}"
+read -r -a TARGETS <<< "${FLY_FUZZ_TARGETS:-HintSetFuzzer CacheEntryFuzzer SnapshotFuzzer LaunchSpecFuzzer SweepManifestFuzzer}"
 JOBS=${FLY_FUZZ_JOBS:-1}
 
 if ! command -v "$CXX" > /dev/null; then

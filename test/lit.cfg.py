@@ -66,6 +66,30 @@ if os.access(fly_run, os.X_OK):
     if fly_run_probe("hip"):
         config.available_features.add("hip-device")
 
+# Disk-full tests mount a small tmpfs: only where mounting works (root with
+# CAP_SYS_ADMIN); elsewhere they are unsupported.
+def can_mount_tmpfs():
+    import tempfile
+    point = tempfile.mkdtemp(prefix="fly-lit-mount-")
+    try:
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", point],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          timeout=10).returncode != 0:
+            return False
+        subprocess.run(["umount", point], timeout=10)
+        return True
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        try:
+            os.rmdir(point)
+        except OSError:
+            pass
+
+
+if can_mount_tmpfs():
+    config.available_features.add("tmpfs-mount")
+
 # Slurm (test/Slurm): the test cluster of scripts/slurm-local.sh, never the
 # user's SLURM_CONF. The feature is set only when its controller answers.
 slurm_conf = os.environ.get("FLY_TEST_SLURM_CONF") or os.path.join(

@@ -134,9 +134,15 @@ TEST(CacheEntry, NegativeZeroInMetadataRoundTrips) {
 
 TEST(CacheEntry, FrameRoundTripsAndRejectsDamage) {
   std::string payload = "pre-binary module bytes \x00\x01\x02 end";
-  std::string framed = frameCacheEntry(payload);
+  std::string framed = frameCacheEntry("prebinary:abc", payload);
   ASSERT_TRUE(unframeCacheEntry(framed).has_value());
-  EXPECT_EQ(*unframeCacheEntry(framed), payload);
+  EXPECT_EQ(unframeCacheEntry(framed)->payload, payload);
+  EXPECT_EQ(unframeCacheEntry(framed)->key, "prebinary:abc");
+  EXPECT_EQ(unframeCacheEntry(framed)->toolchain, getToolchainFingerprint());
+  // The checksum covers the key: a key edited in place is damage.
+  std::string rekeyed = framed;
+  rekeyed.replace(rekeyed.find("abc"), 3, "abd");
+  EXPECT_FALSE(unframeCacheEntry(rekeyed));
   EXPECT_FALSE(unframeCacheEntry(framed.substr(0, framed.size() - 1)));
   std::string flipped = framed;
   flipped.back() ^= 1;
@@ -149,6 +155,8 @@ class CompileCacheTest : public ::testing::Test {
 protected:
   void SetUp() override {
     ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("fly-cache-test", dir));
+    // Trusted whatever the umask: the user's own, not group-writable.
+    ASSERT_FALSE(llvm::sys::fs::setPermissions(dir, llvm::sys::fs::owner_all));
   }
   void TearDown() override { llvm::sys::fs::remove_directories(dir); }
   CacheConfig config() {
@@ -191,7 +199,7 @@ TEST_F(CompileCacheTest, DamagedEntryIsDiscardedWithAWarning) {
   EXPECT_FALSE(fresh.lookup("prebinary", key).has_value());
   std::vector<std::string> warnings = fresh.takeWarnings();
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings.front().find("damaged cache entry"), std::string::npos);
+  EXPECT_NE(warnings.front().find("truncated or corrupt"), std::string::npos);
   EXPECT_FALSE(llvm::sys::fs::exists(path)) << "damaged entry kept";
 }
 

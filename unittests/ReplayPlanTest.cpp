@@ -96,8 +96,12 @@ TEST_F(ReplayPlanTest, RoundTripsThroughJSON) {
   ASSERT_TRUE(module);
   ReplayPlanOptions options;
   options.reuseIsa = true;
+  FailureOr<BinaryPassOptions> binaryPass = parseBinaryPass(
+      "gpu-module-to-binary{format=fatbin opts=\"-O1\" l=a.bc,b.bc}",
+      module->getLoc());
+  ASSERT_TRUE(succeeded(binaryPass));
   FailureOr<ReplayPlan> plan = buildReplayPlan(
-      *module, "gpu-module-to-binary{format=fatbin}",
+      *module, *binaryPass,
       hintSets("waves_per_eu=2;opts=-v;waves_per_eu=2;func.x=[1, 2]"), options);
   ASSERT_TRUE(succeeded(plan));
   EXPECT_EQ(plan->entries[2].sameAs, 0u);
@@ -107,7 +111,10 @@ TEST_F(ReplayPlanTest, RoundTripsThroughJSON) {
   llvm::Expected<ReplayPlan> back = parseReplayPlan(text);
   ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
   ASSERT_EQ(back->entries.size(), plan->entries.size());
-  EXPECT_EQ(back->binaryPass, plan->binaryPass);
+  EXPECT_EQ(printBinaryPass(back->binaryPass),
+            printBinaryPass(plan->binaryPass));
+  EXPECT_EQ(back->binaryPass.linkFiles.size(), 2u);
+  EXPECT_EQ(back->binaryPass.cmdOptions, "-O1");
   EXPECT_EQ(back->reuseIsa, plan->reuseIsa);
   for (auto [a, b] : llvm::zip_equal(plan->entries, back->entries)) {
     EXPECT_EQ(a.index, b.index);
@@ -121,24 +128,47 @@ TEST_F(ReplayPlanTest, RoundTripsThroughJSON) {
 }
 
 TEST(ReplayPlanJSON, ErrorsNameThePath) {
+  constexpr llvm::StringLiteral kPass =
+      R"({"toolkit": "", "l": [], "opts": "", "format": "fatbin", "section": ""})";
   llvm::Expected<ReplayPlan> plan = parseReplayPlan(
-      R"({"format": "fly-replay-plan-1", "binary_pass": "gpu-module-to-binary",
+      (R"({"format": "fly-replay-plan-1", "binary_pass": )" + kPass + R"(,
           "reuse_isa": false, "entries": [
           {"index": 0, "id": "v0_default", "hints": "", "extra_opts": "",
            "binary_pass": "gpu-module-to-binary"},
           {"index": 1, "id": "v1", "hints": "", "extra_opts": "",
-           "binary_pass": "gpu-module-to-binary", "same_as": 5}]})");
+           "binary_pass": "gpu-module-to-binary", "same_as": 5}]})")
+          .str());
   ASSERT_FALSE(bool(plan));
   std::string message = llvm::toString(plan.takeError());
   EXPECT_NE(message.find("plan.entries[1]"), std::string::npos) << message;
   EXPECT_NE(message.find("later entry"), std::string::npos) << message;
 
-  plan = parseReplayPlan(R"({"format": "fly-replay-plan-1", "binary_pass":
-      "x", "reuse_isa": false, "entries": [{"index": "zero"}]})");
+  plan = parseReplayPlan((R"({"format": "fly-replay-plan-1", "binary_pass": )" +
+                          kPass +
+                          R"(, "reuse_isa": false, "entries": [{"index": "zero"}]})")
+                             .str());
   ASSERT_FALSE(bool(plan));
   message = llvm::toString(plan.takeError());
   EXPECT_NE(message.find("plan.entries[0].index"), std::string::npos)
       << message;
+}
+
+TEST(ReplayPlanJSON, BinaryPassOptionsAreChecked) {
+  MLIRContext context;
+  Location loc = UnknownLoc::get(&context);
+  for (llvm::StringRef bad :
+       {"canonicalize", "gpu-module-to-binary{format=cubin}",
+        "gpu-module-to-binary{bogus=1}", "gpu-module-to-binary{format=isa",
+        "builtin.module(gpu-module-to-binary"}) {
+    ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) { return success(); });
+    EXPECT_TRUE(failed(parseBinaryPass(bad, loc))) << bad.str();
+  }
+  FailureOr<BinaryPassOptions> isa =
+      parseBinaryPass("builtin.module(gpu-module-to-binary{format=isa})", loc);
+  ASSERT_TRUE(succeeded(isa));
+  EXPECT_FALSE(linksObjects(*isa));
+  EXPECT_EQ(printBinaryPass(withExtraOpts(*isa, "-v")),
+            "gpu-module-to-binary{format=isa  opts=-v section= toolkit=}");
 }
 
 TEST(ReplayPlanJSON, EntryLists) {

@@ -184,6 +184,9 @@ FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
     return errorResult("null compiler");
   if (!source)
     return errorResult("no source");
+  if (sourceSize == 0)
+    return errorResult("empty source: sourceSize is 0 (pass the byte length "
+                       "of the MLIR text or bytecode)");
   if (!pipeline || !*pipeline)
     return errorResult("no pipeline");
 

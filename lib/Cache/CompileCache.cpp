@@ -2,7 +2,10 @@
 
 #include "fly/Cache/CompileCache.h"
 
+#include "fly/Support/SafeFile.h"
+
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CachePruning.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -13,11 +16,15 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
+#include <cstdio>
+#include <unistd.h>
+
 using namespace llvm;
 
 namespace fly {
 
-static constexpr StringLiteral kMagic = "FLYCACHE1\n";
+// FLYCACHE2: entries carry their key and toolchain (FLYCACHE1 did not).
+static constexpr StringLiteral kMagic = "FLYCACHE2\n";
 
 CacheConfig CacheConfig::fromEnvironment() {
   CacheConfig config;
@@ -45,25 +52,46 @@ CacheConfig CacheConfig::fromEnvironment() {
   return config;
 }
 
-std::string frameCacheEntry(StringRef payload) {
-  return (kMagic + formatv("{0:x-16} {1}\n", xxh3_64bits(payload), payload.size()) +
+static uint64_t frameHash(StringRef key, StringRef toolchain,
+                          StringRef payload) {
+  std::string header = (key + "\n" + toolchain + "\n").str();
+  return xxh3_64bits(header) ^ xxh3_64bits(payload);
+}
+
+std::string frameCacheEntry(StringRef key, StringRef payload,
+                            std::optional<StringRef> toolchain) {
+  std::string chain = toolchain ? toolchain->str() : getToolchainFingerprint();
+  return (kMagic + key + "\n" + chain + "\n" +
+          formatv("{0:x-16} {1}\n", frameHash(key, chain, payload),
+                  payload.size()) +
           payload)
       .str();
 }
 
-std::optional<StringRef> unframeCacheEntry(StringRef data) {
+std::optional<CacheEntryFrame> unframeCacheEntry(StringRef data) {
   if (!data.consume_front(kMagic))
     return std::nullopt;
-  auto [header, payload] = data.split('\n');
+  CacheEntryFrame frame;
+  StringRef header;
+  std::tie(frame.key, data) = data.split('\n');
+  std::tie(frame.toolchain, data) = data.split('\n');
+  std::tie(header, frame.payload) = data.split('\n');
   auto [hashText, sizeText] = header.split(' ');
   uint64_t hash, size;
   if (hashText.getAsInteger(16, hash) || sizeText.getAsInteger(10, size) ||
-      payload.size() != size || xxh3_64bits(payload) != hash)
+      frame.payload.size() != size ||
+      frameHash(frame.key, frame.toolchain, frame.payload) != hash)
     return std::nullopt;
-  return payload;
+  return frame;
 }
 
-CompileCache::CompileCache(CacheConfig config) : config(std::move(config)) {}
+CompileCache::CompileCache(CacheConfig config) : config(std::move(config)) {
+  Expected<unsigned> timeout = CacheKeyLock::timeoutFromEnvironment();
+  if (timeout)
+    lockTimeoutSeconds = *timeout;
+  else
+    warn(toString(timeout.takeError()));
+}
 
 void CompileCache::warn(std::string message) {
   warnings.push_back(std::move(message));
@@ -74,13 +102,47 @@ std::vector<std::string> CompileCache::takeWarnings() {
   return std::exchange(warnings, {});
 }
 
+/// Why a cache file or directory with `status` cannot be trusted: owned by
+/// another user or writable by others; "" when it can.
+static std::string whyUntrusted(const sys::fs::file_status &status) {
+  if (status.getUser() != ::getuid())
+    return formatv("it is owned by another user (uid {0})", status.getUser());
+  if (status.permissions() & (sys::fs::group_write | sys::fs::others_write)) {
+    char mode[16];
+    std::snprintf(mode, sizeof(mode), "%04o",
+                  static_cast<unsigned>(status.permissions()));
+    return formatv("it is writable by other users (mode {0})", mode);
+  }
+  return "";
+}
+
 bool CompileCache::ensureDirectory() {
   if (!config.useDisk || !diskUsable)
     return false;
-  if (std::error_code ec = sys::fs::create_directories(config.directory)) {
+  // A new cache directory is private to its user.
+  if (std::error_code ec = sys::fs::create_directories(
+          config.directory, /*IgnoreExisting=*/true, sys::fs::owner_all)) {
     warn(formatv("cache directory '{0}' is unusable ({1}); continuing without "
                  "the disk cache",
                  config.directory, ec.message()));
+    diskUsable = false;
+    return false;
+  }
+  // Anyone who can write the directory can plant entries: only the user's
+  // own, not group- or world-writable directory is trusted.
+  sys::fs::file_status status;
+  std::string why;
+  if (std::error_code ec = sys::fs::status(config.directory, status))
+    why = ec.message();
+  else if (!sys::fs::is_directory(status))
+    why = "it is not a directory";
+  else
+    why = whyUntrusted(status);
+  if (!why.empty()) {
+    warn(formatv("cache directory '{0}' is not trusted: {1}; continuing "
+                 "without the disk cache (use a directory of your own, "
+                 "mode 0700 or 0755)",
+                 config.directory, why));
     diskUsable = false;
     return false;
   }
@@ -104,22 +166,49 @@ std::optional<std::string> CompileCache::lookup(StringRef kind,
     return it->second;
   if (!config.useDisk || !diskUsable)
     return std::nullopt;
-  std::string path = entryPath(kind, key);
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
-      MemoryBuffer::getFile(path, /*IsText=*/false,
-                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
+  if (!ensureDirectory())
     return std::nullopt;
-  std::optional<StringRef> payload = unframeCacheEntry((*buffer)->getBuffer());
-  if (!payload) {
-    warn(formatv("discarding damaged cache entry '{0}' (truncated or "
-                 "corrupt); it will be rebuilt",
-                 path));
+  std::string path = entryPath(kind, key);
+  if (!sys::fs::exists(path))
+    return std::nullopt;
+  // Bounded, regular files only: a FIFO or /dev/zero under an entry's name
+  // neither hangs nor exhausts memory.
+  sys::fs::file_status status;
+  Expected<std::unique_ptr<MemoryBuffer>> buffer =
+      readRegularFile(path,
+                      std::min<uint64_t>(kMaxCacheEntryBytes,
+                                         config.maxBytes ? config.maxBytes
+                                                         : kMaxCacheEntryBytes),
+                      &status);
+  if (!buffer) {
+    warn(formatv("ignoring cache entry: {0}; it will be rebuilt",
+                 toString(buffer.takeError())));
+    return std::nullopt;
+  }
+  if (std::string why = whyUntrusted(status); !why.empty()) {
+    warn(formatv("refusing cache entry '{0}': {1}; it will be rebuilt", path,
+                 why));
+    return std::nullopt;
+  }
+  std::optional<CacheEntryFrame> frame =
+      unframeCacheEntry((*buffer)->getBuffer());
+  std::string problem;
+  if (!frame)
+    problem = "truncated or corrupt";
+  else if (frame->key != id)
+    problem = "it holds the entry of another key (copied or planted under "
+              "this name)";
+  else if (frame->toolchain != getToolchainFingerprint())
+    problem =
+        "it was written by another toolchain (" + frame->toolchain.str() + ")";
+  if (!problem.empty()) {
+    warn(formatv("discarding cache entry '{0}': {1}; it will be rebuilt", path,
+                 problem));
     sys::fs::remove(path);
     return std::nullopt;
   }
-  memory[id] = payload->str();
-  return payload->str();
+  memory[id] = frame->payload.str();
+  return frame->payload.str();
 }
 
 void CompileCache::store(StringRef kind, const CacheKey &key,
@@ -131,44 +220,184 @@ void CompileCache::store(StringRef kind, const CacheKey &key,
   if (!ensureDirectory())
     return;
   std::string path = entryPath(kind, key);
-  // writeToOutput writes a temporary and renames it: readers (other
-  // processes too) see the old state or the whole entry, never a part.
-  if (Error err = writeToOutput(path, [&](raw_ostream &os) {
-        os << frameCacheEntry(payload);
-        return Error::success();
-      }))
-    warn(formatv("cannot write cache entry '{0}': {1}; continuing without it",
-                 path, toString(std::move(err))));
+  // A temporary renamed into place once complete: readers (other processes
+  // too) see the old state or the whole entry, never a part; a full disk
+  // leaves no entry at all. Mode 0644: readable, writable only by its owner.
+  if (Error err = writeFileAtomically(
+          path, frameCacheEntry((kind + ":" + key.digest()).str(), payload),
+          sys::fs::all_read | sys::fs::owner_write))
+    warn(formatv("cannot store cache entry: {0}; continuing without it",
+                 toString(std::move(err))));
+}
+
+Expected<unsigned> CacheKeyLock::timeoutFromEnvironment() {
+  std::optional<std::string> text =
+      sys::Process::GetEnv("FLY_CACHE_LOCK_TIMEOUT");
+  if (!text)
+    return kDefaultTimeoutSeconds;
+  unsigned seconds;
+  if (StringRef(*text).getAsInteger(10, seconds) || seconds > 86400)
+    return createStringError(
+        std::errc::invalid_argument,
+        "FLY_CACHE_LOCK_TIMEOUT='%s' is not a whole number of seconds from 0 "
+        "to 86400; using %u",
+        text->c_str(), kDefaultTimeoutSeconds);
+  return seconds;
+}
+
+namespace {
+/// The locks this process holds, by entry path.
+struct HeldLocks {
+  std::mutex mutex;
+  StringSet<> paths;
+};
+} // namespace
+
+static HeldLocks &heldLocks() {
+  static HeldLocks held;
+  return held;
+}
+
+static std::string hostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1))
+    return "localhost";
+  return name;
+}
+
+namespace {
+/// What a LockFileManager lock file says: "<host> <pid>".
+struct LockOwner {
+  std::string host;
+  int pid = 0;
+  std::chrono::seconds age{0};
+};
+} // namespace
+
+static std::optional<LockOwner> readLockOwner(StringRef entryPath) {
+  std::string lockPath = (entryPath + ".lock").str();
+  sys::fs::file_status status;
+  Expected<std::unique_ptr<MemoryBuffer>> buffer =
+      readRegularFile(lockPath, 4096, &status);
+  if (!buffer) {
+    consumeError(buffer.takeError());
+    return std::nullopt;
+  }
+  LockOwner owner;
+  auto [host, pid] = (*buffer)->getBuffer().trim().split(' ');
+  if (host.empty() || pid.trim().getAsInteger(10, owner.pid))
+    return std::nullopt;
+  owner.host = host.str();
+  owner.age = std::chrono::duration_cast<std::chrono::seconds>(
+      std::chrono::system_clock::now() - status.getLastModificationTime());
+  return owner;
 }
 
 CacheKeyLock::CacheKeyLock() = default;
 
-CacheKeyLock::CacheKeyLock(std::string entryPath) : path(std::move(entryPath)) {
+CacheKeyLock::CacheKeyLock(std::string entryPath, unsigned timeoutSeconds)
+    : path(std::move(entryPath)), timeoutSeconds(timeoutSeconds) {
   tryLock();
 }
 
-CacheKeyLock::~CacheKeyLock() = default;
+CacheKeyLock::~CacheKeyLock() { release(); }
+
+void CacheKeyLock::release() {
+  HeldLocks &held = heldLocks();
+  std::lock_guard<std::mutex> guard(held.mutex);
+  // The lock file goes before the registry entry: no other thread of this
+  // process sees our lock file unregistered and takes it for stale.
+  bool owned = state == State::Owned;
+  manager.reset();
+  if (owned)
+    held.paths.erase(path);
+  state = State::Unavailable;
+}
 
 void CacheKeyLock::tryLock() {
-  manager = std::make_unique<LockFileManager>(path);
-  Expected<bool> owned = manager->tryLock();
-  if (!owned) {
-    // No lock file possible (read-only directory, ...): work alone.
-    consumeError(owned.takeError());
-    manager.reset();
+  HeldLocks &held = heldLocks();
+  std::lock_guard<std::mutex> guard(held.mutex);
+  manager.reset();
+  // Held by this process (another thread, a repeated key): never wait on
+  // ourselves; compute without the lock.
+  if (held.paths.contains(path)) {
     state = State::Unavailable;
     return;
   }
-  state = *owned ? State::Owned : State::OwnedByOther;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    manager = std::make_unique<LockFileManager>(path);
+    Expected<bool> owned = manager->tryLock();
+    if (!owned) {
+      // No lock file possible (read-only directory, ...): work alone.
+      consumeError(owned.takeError());
+      manager.reset();
+      state = State::Unavailable;
+      return;
+    }
+    if (*owned) {
+      held.paths.insert(path);
+      state = State::Owned;
+      return;
+    }
+    // A lock naming this process that the registry does not hold was left
+    // by a killed process with our pid: stale.
+    std::optional<LockOwner> owner = readLockOwner(path);
+    if (attempt == 0 && owner &&
+        owner->pid == static_cast<int>(sys::Process::getProcessId()) &&
+        owner->host == hostName()) {
+      manager.reset();
+      sys::fs::remove(path + ".lock");
+      continue;
+    }
+    break;
+  }
+  state = State::OwnedByOther;
 }
 
-void CacheKeyLock::wait(unsigned maxSeconds) {
+void CacheKeyLock::wait(std::optional<unsigned> maxSeconds) {
   if (state != State::OwnedByOther)
     return;
-  // Success: the owner finished; otherwise it died or timed out. Either way
-  // try again, taking over a stale lock.
-  (void)manager->waitForUnlockFor(std::chrono::seconds(maxSeconds));
-  tryLock();
+  using namespace std::chrono;
+  const seconds limit(maxSeconds.value_or(timeoutSeconds));
+  const steady_clock::time_point start = steady_clock::now();
+  std::string entry = sys::path::filename(path).str();
+  auto describeOwner = [&] {
+    std::optional<LockOwner> owner = readLockOwner(path);
+    if (!owner)
+      return std::string("another process");
+    return formatv("pid {0} on {1} (lock taken {2} s ago)", owner->pid,
+                   owner->host, owner->age.count())
+        .str();
+  };
+  errs() << formatv("fly: cache entry {0} is being compiled by {1}; waiting "
+                    "at most {2} s (FLY_CACHE_LOCK_TIMEOUT)\n",
+                    entry, describeOwner(), limit.count());
+  while (true) {
+    seconds waited = duration_cast<seconds>(steady_clock::now() - start);
+    if (waited >= limit)
+      break;
+    // Slices of at most 10 s, so that a long wait says it is still waiting.
+    seconds slice = std::min(limit - waited, seconds(10));
+    WaitForUnlockResult result = manager->waitForUnlockFor(slice);
+    if (result != WaitForUnlockResult::Timeout) {
+      // The owner finished or died: try again, taking over a stale lock.
+      tryLock();
+      if (state != State::OwnedByOther)
+        return;
+      continue;
+    }
+    waited = duration_cast<seconds>(steady_clock::now() - start);
+    if (waited < limit)
+      errs() << formatv("fly: still waiting for cache entry {0} ({1} s): "
+                        "held by {2}\n",
+                        entry, waited.count(), describeOwner());
+  }
+  errs() << formatv("fly: gave up waiting {0} s for cache entry {1} held by "
+                    "{2}; compiling it here without the lock\n",
+                    limit.count(), entry, describeOwner());
+  manager.reset();
+  state = State::Unavailable;
+  gaveUp = true;
 }
 
 std::unique_ptr<CacheKeyLock> CompileCache::lock(StringRef kind,
@@ -176,7 +405,8 @@ std::unique_ptr<CacheKeyLock> CompileCache::lock(StringRef kind,
   std::lock_guard<std::mutex> guard(mutex);
   if (!config.enabled || !ensureDirectory())
     return std::make_unique<CacheKeyLock>();
-  return std::make_unique<CacheKeyLock>(entryPath(kind, key));
+  return std::make_unique<CacheKeyLock>(entryPath(kind, key),
+                                        lockTimeoutSeconds);
 }
 
 std::optional<std::string> CompileCache::getOrCompute(
@@ -212,10 +442,12 @@ static std::string slotPath(StringRef dir, StringRef slot) {
 std::string CompileCache::explainMiss(StringRef slot, const CacheKey &key) {
   if (!config.enabled || !config.useDisk)
     return "";
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
-      MemoryBuffer::getFile(slotPath(config.directory, slot));
-  if (!buffer)
+  Expected<std::unique_ptr<MemoryBuffer>> buffer =
+      readRegularFile(slotPath(config.directory, slot), 1 << 20);
+  if (!buffer) {
+    consumeError(buffer.takeError());
     return "no earlier compile of this input is recorded";
+  }
   Expected<json::Value> previous = json::parse((*buffer)->getBuffer());
   const json::Object *prevParts = previous ? previous->getAsObject() : nullptr;
   if (!previous)
@@ -239,11 +471,7 @@ void CompileCache::recordSlot(StringRef slot, const CacheKey &key) {
     return;
   std::string text;
   raw_string_ostream(text) << json::Value(key.explain());
-  if (Error err = writeToOutput(slotPath(config.directory, slot),
-                                [&](raw_ostream &os) {
-                                  os << text;
-                                  return Error::success();
-                                }))
+  if (Error err = writeFileAtomically(slotPath(config.directory, slot), text))
     consumeError(std::move(err));
 }
 

@@ -17,7 +17,6 @@ void SplitCompiler::dumpVariants(ModuleOp preBinary,
                                  const CompileResult &result) {
   if (!dumper)
     return;
-  Location loc = preBinary.getLoc();
   for (const VariantResult &variant : result.variants) {
     if (!variant.succeeded())
       continue;
@@ -26,18 +25,19 @@ void SplitCompiler::dumpVariants(ModuleOp preBinary,
     for (auto [format, extension] :
          {std::pair<StringRef, StringRef>{"llvm", ".ll"},
           std::pair<StringRef, StringRef>{"isa", ".s"}}) {
-      FailureOr<std::string> pass = setBinaryPassOptions(
-          result.binaryPass, ("format=" + format).str(), loc);
-      if (failed(pass))
+      BinaryPassOptions artefactPass = result.plan.binaryPass;
+      artefactPass.compilationTarget = format.str();
+      FailureOr<ReplayPlan> plan =
+          buildReplayPlan(preBinary, artefactPass, {variant.hints}, {});
+      if (failed(plan))
         continue;
-      ReplayConfig config;
-      config.binaryPass = *pass;
-      config.maxParallel = 1;
-      FailureOr<std::vector<VariantResult>> artefact =
-          replayVariants(preBinary, {variant.hints}, config, false,
-                         [&](OpPassManager &pipeline, ModuleOp container) {
-                           return runPipeline(pipeline, container, false);
-                         });
+      ReplayOptions replay;
+      replay.maxParallel = 1;
+      FailureOr<std::vector<VariantResult>> artefact = replayPlanned(
+          preBinary, *plan, plan->all(), replay, /*nestInSource=*/false,
+          [&](OpPassManager &pipeline, ModuleOp container) {
+            return runPipeline(pipeline, container, false);
+          });
       if (failed(artefact) || !artefact->front().succeeded())
         continue;
       for (const VariantObject &object : artefact->front().objects) {

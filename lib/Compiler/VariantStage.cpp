@@ -24,8 +24,12 @@ FailureOr<ReplayPlan> SplitCompiler::planVariants(ModuleOp preBinary,
                                                   std::vector<CacheKey> &keys) {
   ReplayPlanOptions planOptions;
   planOptions.reuseIsa = options.reuseIsa;
+  FailureOr<BinaryPassOptions> options =
+      parseBinaryPass(binaryPass, preBinary.getLoc());
+  if (failed(options))
+    return failure();
   FailureOr<ReplayPlan> plan =
-      buildReplayPlan(preBinary, binaryPass, job.hintSets, planOptions);
+      buildReplayPlan(preBinary, *options, job.hintSets, planOptions);
   if (failed(plan) || !cache.enabled())
     return plan;
   for (PlanEntry &entry : plan->entries) {

@@ -2,6 +2,8 @@
 
 #include "fly/Hints/HintSet.h"
 
+#include "fly/Support/SafeFile.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -296,11 +298,12 @@ Expected<std::vector<HintSet>> parseHintSetsJSON(StringRef json) {
 }
 
 Expected<std::vector<HintSet>> readHintSetsFile(StringRef path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
-      MemoryBuffer::getFile(path, /*IsText=*/true);
+  // A regular file of at most 256 MiB: a FIFO or /dev/zero neither hangs
+  // nor exhausts memory.
+  Expected<std::unique_ptr<MemoryBuffer>> buffer =
+      readRegularFile(path, 256 << 20);
   if (!buffer)
-    return hintError(formatv("cannot read hints file '{0}': {1}", path,
-                             buffer.getError().message()));
+    return hintError(formatv("hints file: {0}", toString(buffer.takeError())));
   Expected<std::vector<HintSet>> sets =
       parseHintSetsJSON((*buffer)->getBuffer());
   if (!sets)

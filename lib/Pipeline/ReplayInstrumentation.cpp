@@ -78,8 +78,13 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
   if (std::string opts =
           getBinaryOptsHint(primary, getTargetedGpuModules(module));
       !opts.empty()) {
-    std::string existing = getPassOption(binaryPass, "opts");
-    std::string combined = existing.empty() ? opts : existing + " " + opts;
+    FailureOr<BinaryPassOptions> parsed =
+        parseBinaryPass(binaryPass, module.getLoc());
+    if (failed(parsed)) {
+      ok = false;
+      return;
+    }
+    std::string combined = withExtraOpts(*parsed, opts).cmdOptions;
     if (failed(pass->initializeOptions(
             "opts={" + combined + "}",
             [](const llvm::Twine &) { return failure(); })))

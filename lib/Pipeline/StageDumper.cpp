@@ -2,6 +2,8 @@
 
 #include "fly/Pipeline/StageDumper.h"
 
+#include "fly/Support/SafeFile.h"
+
 #include "mlir/Pass/Pass.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -47,10 +49,8 @@ std::string StageDumper::write(StringRef stage, StringRef text,
       formatv("{0:2}_{1}{2}", counter++, sanitize(stage), extension).str();
   SmallString<256> path(directory);
   sys::path::append(path, name);
-  if (Error err = writeToOutput(path, [&](raw_ostream &os) {
-        os << text;
-        return Error::success();
-      }))
+  // No partial dump under the final name, and a full disk is a warning.
+  if (Error err = writeFileAtomically(path, text))
     errs() << "fly: warning: cannot write IR dump '" << path
            << "': " << toString(std::move(err)) << "\n";
   return name;

@@ -2,6 +2,9 @@
 
 #include "fly/Replay/Manifest.h"
 
+#include "fly/Support/FileName.h"
+#include "fly/Support/OutputDirectory.h"
+
 #include <cmath>
 
 #include "llvm/ADT/StringExtras.h"
@@ -60,47 +63,43 @@ json::Object variantToJSON(const VariantResult &result,
   return entry;
 }
 
-static Error writeFile(StringRef path, StringRef contents) {
-  return writeToOutput(path, [&](raw_ostream &os) {
-    os << contents;
-    return Error::success();
-  });
-}
-
 Error writeSweepOutputs(StringRef outDir, ArrayRef<VariantResult> results,
                         json::Object sweep) {
-  if (std::error_code ec = sys::fs::create_directories(outDir))
-    return createStringError(ec, "cannot create output directory '%s': %s",
-                             outDir.str().c_str(), ec.message().c_str());
+  // Staged beside the out-dir and swapped in whole: an error or a signal
+  // before commit() leaves the previous out-dir as it was.
+  Expected<std::unique_ptr<OutputDirectory>> dir =
+      OutputDirectory::create(outDir);
+  if (!dir)
+    return dir.takeError();
   json::Array variants;
   for (const VariantResult &result : results) {
     std::vector<std::string> files;
     if (result.succeeded()) {
       auto write = [&](std::string name, StringRef contents) -> Error {
-        SmallString<256> path(outDir);
-        sys::path::append(path, name);
-        if (Error err = writeFile(path, contents))
+        if (Error err = (*dir)->write(name, contents))
           return err;
         files.push_back(std::move(name));
         return Error::success();
       };
       if (Error err = write(result.id + ".mlir", result.binaryIR))
         return err;
+      // Module names are any symbol, "/../x" included.
       for (const VariantObject &object : result.objects)
-        if (Error err =
-                write(result.id + "." + object.gpuModule + object.extension,
-                      object.bytes))
+        if (Error err = write(result.id + "." +
+                                  sanitizeFileNameComponent(object.gpuModule) +
+                                  object.extension,
+                              object.bytes))
           return err;
     }
     variants.push_back(variantToJSON(result, files));
   }
   sweep["variants"] = std::move(variants);
-  SmallString<256> manifest(outDir);
-  sys::path::append(manifest, "manifest.json");
   std::string text;
   raw_string_ostream os(text);
   os << formatv("{0:2}", json::Value(std::move(sweep))) << '\n';
-  return writeFile(manifest, text);
+  if (Error err = (*dir)->write("manifest.json", text))
+    return err;
+  return (*dir)->commit();
 }
 
 } // namespace fly

@@ -34,113 +34,12 @@ std::string getVariantId(unsigned index, const HintSet &hints) {
   return "v" + std::to_string(index) + "_" + hints.label();
 }
 
-/// Returns the value of option `name` in a printed pass such as
-/// `gpu-module-to-binary{format=fatbin opts={-v -O3} toolkit=}`.
-std::string getPassOption(StringRef printed, StringRef name) {
-  size_t open = printed.find('{');
-  if (open == StringRef::npos)
-    return "";
-  StringRef body = printed.drop_front(open + 1).drop_back();
-  while (!body.empty()) {
-    body = body.ltrim();
-    auto [key, rest] = body.split('=');
-    // The value runs to the next space outside braces and quotes.
-    size_t end = 0;
-    int depth = 0;
-    char quote = 0;
-    for (; end < rest.size(); ++end) {
-      char c = rest[end];
-      if (quote) {
-        if (c == quote)
-          quote = 0;
-      } else if (c == '"' || c == '\'') {
-        quote = c;
-      } else if (c == '{') {
-        ++depth;
-      } else if (c == '}') {
-        --depth;
-      } else if (c == ' ' && depth == 0) {
-        break;
-      }
-    }
-    StringRef value = rest.take_front(end);
-    if (key.trim() == name) {
-      if (value.size() >= 2 && (value.front() == '{' || value.front() == '"' ||
-                                value.front() == '\''))
-        value = value.drop_front().drop_back();
-      return value.str();
-    }
-    body = rest.drop_front(end);
-  }
-  return "";
-}
-
-static std::string printPass(Pass &pass) {
-  std::string text;
-  raw_string_ostream os(text);
-  pass.printAsTextualPipeline(os);
-  return text;
-}
-
-/// Parses the binary pass into `pm` and checks it is exactly one
-/// gpu-module-to-binary.
-static FailureOr<Pass *> parseBinaryPass(StringRef binaryPass, Location loc,
-                                         OpPassManager &pm) {
-  StringRef text = binaryPass.trim();
-  // Accept the anchored spelling too; the container adds the anchor.
-  if (text.consume_front("builtin.module(") && !text.consume_back(")"))
-    return emitError(loc) << "unbalanced binary pass '" << binaryPass << "'";
-  std::string parseError;
-  raw_string_ostream errStream(parseError);
-  if (failed(parsePassPipeline(text, pm, errStream)))
-    return emitError(loc) << "cannot parse binary pass '" << binaryPass
-                          << "': " << parseError;
-  if (pm.size() != 1 || pm.begin()->getArgument() != "gpu-module-to-binary")
-    return emitError(loc) << "binary pass must be exactly one "
-                             "gpu-module-to-binary (with its options), got '"
-                          << binaryPass << "'";
-  return &*pm.begin();
-}
-
-static LogicalResult setOptions(Pass &pass, StringRef options, Location loc) {
-  std::string optionError;
-  if (succeeded(pass.initializeOptions(options, [&](const Twine &msg) {
-        optionError = msg.str();
-        return failure();
-      })))
-    return success();
-  return emitError(loc) << "cannot set '" << options
-                        << "' on the binary pass: " << optionError;
-}
-
-FailureOr<OpPassManager> buildReplayPipeline(StringRef binaryPass,
-                                             StringRef extraOpts, Location loc,
-                                             std::string *effective) {
+OpPassManager buildReplayPipeline(const BinaryPassOptions &options,
+                                  StringRef extraOpts) {
   OpPassManager container("builtin.module");
-  FailureOr<Pass *> pass =
-      parseBinaryPass(binaryPass, loc, container.nest("builtin.module"));
-  if (failed(pass))
-    return failure();
-  if (!extraOpts.empty()) {
-    std::string opts = getPassOption(printPass(**pass), "opts");
-    if (!opts.empty())
-      opts += ' ';
-    opts += extraOpts;
-    if (failed(setOptions(**pass, "opts={" + opts + "}", loc)))
-      return failure();
-  }
-  if (effective)
-    *effective = printPass(**pass);
+  container.nest("builtin.module")
+      .addPass(createGpuModuleToBinaryPass(withExtraOpts(options, extraOpts)));
   return container;
-}
-
-FailureOr<std::string> setBinaryPassOptions(StringRef binaryPass,
-                                            StringRef options, Location loc) {
-  OpPassManager pm("builtin.module");
-  FailureOr<Pass *> pass = parseBinaryPass(binaryPass, loc, pm);
-  if (failed(pass) || failed(setOptions(**pass, options, loc)))
-    return failure();
-  return printPass(**pass);
 }
 
 namespace {
@@ -363,12 +262,6 @@ void BatchCompiler::compile(ArrayRef<unsigned> indices,
     compile(ArrayRef<unsigned>(index), stage);
 }
 
-bool binaryPassLinksObjects(StringRef binaryPass) {
-  std::string format = getPassOption(binaryPass, "format");
-  return format.empty() || format == "bin" || format == "binary" ||
-         format == "fatbin" || format == "fatbinary";
-}
-
 /// What a hint set makes of the gpu.modules, without copying their bodies.
 /// applyHints writes attributes only (the gpu.module's targets and the kernel
 /// llvm.funcs' attributes), and every variant starts from the same
@@ -448,9 +341,9 @@ void copyVariantOutcome(VariantResult &copy, const VariantResult &from) {
 static LogicalResult
 compileSharedIsa(BatchCompiler &compiler, ArrayRef<unsigned> indices,
                  ArrayRef<std::optional<unsigned>> groups,
-                 ArrayRef<gpu::GPUModuleOp> gpuModules, StringRef binaryPass,
-                 StringRef extraOpts, size_t batchSize, Location loc,
-                 SharedIsaTable &table) {
+                 ArrayRef<gpu::GPUModuleOp> gpuModules,
+                 const BinaryPassOptions &binaryPass, StringRef extraOpts,
+                 size_t batchSize, SharedIsaTable &table) {
   SmallVector<unsigned> producers;
   llvm::DenseMap<unsigned, unsigned> groupOf;
   for (auto [index, group] : llvm::zip_equal(indices, groups)) {
@@ -462,20 +355,15 @@ compileSharedIsa(BatchCompiler &compiler, ArrayRef<unsigned> indices,
   }
   if (producers.empty())
     return success();
-  FailureOr<std::string> isaPass =
-      setBinaryPassOptions(binaryPass, "format=isa", loc);
-  if (failed(isaPass))
-    return failure();
-  FailureOr<OpPassManager> pipeline =
-      buildReplayPipeline(*isaPass, extraOpts, loc);
-  if (failed(pipeline))
-    return failure();
+  BinaryPassOptions isaPass = binaryPass;
+  isaPass.compilationTarget = "isa";
+  OpPassManager pipeline = buildReplayPipeline(isaPass, extraOpts);
   llvm::StringMap<size_t> kernelCounts;
   for (gpu::GPUModuleOp gpuModule : gpuModules)
     kernelCounts[gpuModule.getName()] = getKernels(gpuModule).size();
 
   ReplayStage stage;
-  stage.pipeline = &*pipeline;
+  stage.pipeline = &pipeline;
   stage.prepare = [](unsigned, ModuleOp variant) {
     variant.setSymName(("isa_" + *variant.getSymName()).str());
     for (auto gpuModule : variant.getOps<gpu::GPUModuleOp>())
@@ -505,15 +393,13 @@ compileSharedIsa(BatchCompiler &compiler, ArrayRef<unsigned> indices,
 
 /// Stage 2: fly-assemble-isa with the binary pass's format, toolkit, opts
 /// and section, nested one level (container -> variant).
-static FailureOr<OpPassManager> buildAssemblePipeline(StringRef binaryPass,
-                                                      Location loc) {
+static OpPassManager buildAssemblePipeline(const BinaryPassOptions &binaryPass) {
   OpPassManager container("builtin.module");
   FlyAssembleIsaOptions options;
-  if (std::string format = getPassOption(binaryPass, "format"); !format.empty())
-    options.compilationTarget = format;
-  options.toolkitPath = getPassOption(binaryPass, "toolkit");
-  options.cmdOptions = getPassOption(binaryPass, "opts");
-  options.elfSection = getPassOption(binaryPass, "section");
+  options.compilationTarget = binaryPass.compilationTarget;
+  options.toolkitPath = binaryPass.toolkitPath;
+  options.cmdOptions = binaryPass.cmdOptions;
+  options.elfSection = binaryPass.elfSection;
   container.nest("builtin.module").addPass(createFlyAssembleIsa(options));
   return container;
 }
@@ -579,11 +465,8 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
   std::shared_ptr<SharedIsaTable> table =
       options.sharedIsa ? options.sharedIsa : std::make_shared<SharedIsaTable>();
   for (auto &[extraOpts, indices] : groups) {
-    FailureOr<OpPassManager> pipeline =
-        buildReplayPipeline(plan.binaryPass, extraOpts, source.getLoc());
-    if (failed(pipeline))
-      return failure();
-    ReplayStage plain = compiler.recordingStage(*pipeline);
+    OpPassManager pipeline = buildReplayPipeline(plan.binaryPass, extraOpts);
+    ReplayStage plain = compiler.recordingStage(pipeline);
     if (!plan.reuseIsa) {
       if (!sharedIsaOnly)
         compiler.compileInBatches(indices, batchSize, plain);
@@ -597,7 +480,7 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
       isaGroups.push_back(plan.entries[entries[k]].isaGroup);
     if (failed(compileSharedIsa(compiler, indices, isaGroups, gpuModules,
                                 plan.binaryPass, extraOpts, batchSize,
-                                source.getLoc(), *table)))
+                                *table)))
       return failure();
     if (sharedIsaOnly)
       continue;
@@ -621,11 +504,9 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
       isaOf[k] = std::move(*isa);
       assembled.push_back(k);
     }
-    FailureOr<OpPassManager> assembler = buildAssemblePipeline(
-        plan.entries[entries[indices.front()]].binaryPass, source.getLoc());
-    if (failed(assembler))
-      return failure();
-    ReplayStage finish = compiler.recordingStage(*assembler);
+    OpPassManager assembler =
+        buildAssemblePipeline(withExtraOpts(plan.binaryPass, extraOpts));
+    ReplayStage finish = compiler.recordingStage(assembler);
     finish.prepare = [&](unsigned k, ModuleOp variant) {
       return attachSharedIsa(variant, isaOf[k]);
     };
@@ -666,8 +547,12 @@ replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
   ReplayPlanOptions planOptions;
   planOptions.reuseIsa = config.reuseIsa;
   planOptions.labels = config.variantIndices;
+  FailureOr<BinaryPassOptions> binaryPass =
+      parseBinaryPass(config.binaryPass, source.getLoc());
+  if (failed(binaryPass))
+    return failure();
   FailureOr<ReplayPlan> plan =
-      buildReplayPlan(source, config.binaryPass, hintSets, planOptions);
+      buildReplayPlan(source, *binaryPass, hintSets, planOptions);
   if (failed(plan))
     return failure();
   ReplayOptions options;

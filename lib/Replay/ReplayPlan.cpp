@@ -34,11 +34,11 @@ std::vector<unsigned> ReplayPlan::all() const {
 
 /// A missing toolkit would fail every variant with "lld invocation failed":
 /// say what is missing, once, before compiling.
-static LogicalResult verifyToolkit(StringRef binaryPass,
+static LogicalResult verifyToolkit(const BinaryPassOptions &binaryPass,
                                    ArrayRef<gpu::GPUModuleOp> gpuModules,
                                    Location loc) {
-  std::string toolkit = getPassOption(binaryPass, "toolkit");
-  if (toolkit.empty() || !binaryPassLinksObjects(binaryPass))
+  const std::string &toolkit = binaryPass.toolkitPath;
+  if (toolkit.empty() || !linksObjects(binaryPass))
     return success();
   bool rocdl = llvm::any_of(gpuModules, [](gpu::GPUModuleOp gpuModule) {
     return llvm::is_contained(getTargetFamilies(gpuModule),
@@ -59,7 +59,8 @@ static LogicalResult verifyToolkit(StringRef binaryPass,
   return success();
 }
 
-FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary, StringRef binaryPass,
+FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
+                                      const BinaryPassOptions &binaryPass,
                                       ArrayRef<HintSet> hintSets,
                                       const ReplayPlanOptions &options) {
   SmallVector<gpu::GPUModuleOp> gpuModules = getTargetedGpuModules(preBinary);
@@ -73,8 +74,8 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary, StringRef binaryPass,
     return failure();
 
   ReplayPlan plan;
-  plan.binaryPass = binaryPass.str();
-  plan.reuseIsa = options.reuseIsa && binaryPassLinksObjects(binaryPass);
+  plan.binaryPass = binaryPass;
+  plan.reuseIsa = options.reuseIsa && linksObjects(binaryPass);
   SmallVector<std::optional<unsigned>> sameAs =
       findDuplicateVariants(preBinary, hintSets);
   // The effective pass per distinct `opts`, and the shared-ISA groups.
@@ -87,13 +88,9 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary, StringRef binaryPass,
     entry.hints = hints;
     entry.extraOpts = getBinaryOptsHint(hints, gpuModules);
     auto [it, inserted] = effectiveOf.try_emplace(entry.extraOpts);
-    if (inserted) {
-      std::string effective;
-      if (failed(buildReplayPipeline(binaryPass, entry.extraOpts,
-                                     preBinary.getLoc(), &effective)))
-        return failure();
-      it->second = std::move(effective);
-    }
+    if (inserted)
+      it->second =
+          printBinaryPass(withExtraOpts(binaryPass, entry.extraOpts));
     entry.binaryPass = it->second;
     if (sameAs[i]) {
       entry.sameAs = *sameAs[i];
@@ -155,7 +152,7 @@ bool fromJSON(const json::Value &value, PlanEntry &entry, json::Path path) {
 
 json::Value toJSON(const ReplayPlan &plan) {
   return json::Object{{"format", "fly-replay-plan-1"},
-                      {"binary_pass", plan.binaryPass},
+                      {"binary_pass", fly::toJSON(plan.binaryPass)},
                       {"reuse_isa", plan.reuseIsa},
                       {"entries", plan.entries}};
 }
@@ -169,7 +166,14 @@ bool fromJSON(const json::Value &value, ReplayPlan &plan, json::Path path) {
     path.field("format").report("unknown plan format");
     return false;
   }
-  if (!mapper.map("binary_pass", plan.binaryPass) ||
+  // BinaryPassOptions is upstream's struct: no ADL into fly for mapper.map.
+  const json::Object *object = value.getAsObject();
+  const json::Value *binaryPass = object->get("binary_pass");
+  if (!binaryPass) {
+    path.field("binary_pass").report("missing value");
+    return false;
+  }
+  if (!fromJSON(*binaryPass, plan.binaryPass, path.field("binary_pass")) ||
       !mapper.map("reuse_isa", plan.reuseIsa) ||
       !mapper.map("entries", plan.entries))
     return false;

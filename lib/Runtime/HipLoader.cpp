@@ -2,8 +2,10 @@
 
 #include "fly/Runtime/Backend.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
@@ -11,51 +13,40 @@
 
 namespace fly::rt {
 
-static std::string executableDir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0)
-    return "";
-  std::string path(buf, static_cast<size_t>(n));
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash);
-}
-
-std::unique_ptr<Backend> createHipBackend(std::string &why, std::string plugin) {
+std::unique_ptr<Backend> createHipBackend(std::string &why,
+                                          std::string plugin) {
+  const char *env = std::getenv("FLY_HIP_BACKEND");
   std::vector<std::string> candidates;
-  if (!plugin.empty()) {
-    candidates.push_back(plugin);
-  } else if (const char *env = std::getenv("FLY_HIP_BACKEND"); env && *env) {
-    candidates.push_back(env);
-  } else {
-    std::string dir = executableDir();
-    if (!dir.empty()) {
-      candidates.push_back(dir + "/../lib/libFlyRuntimeHip.so");
-      candidates.push_back(dir + "/libFlyRuntimeHip.so");
-    }
+  if (plugin.empty() && !(env && *env)) {
+    // Beside fly-run or in ../lib, else the loader's search path.
+    std::string dir = llvm::sys::path::parent_path(
+                          llvm::sys::fs::getMainExecutable(nullptr, nullptr))
+                          .str();
+    for (const char *place : {"/../lib/", "/"})
+      if (!dir.empty())
+        candidates.push_back(dir + place + "libFlyRuntimeHip.so");
     candidates.push_back("libFlyRuntimeHip.so");
+  } else {
+    candidates.push_back(plugin.empty() ? env : plugin);
   }
   std::string errors;
   for (const std::string &candidate : candidates) {
-    // A candidate that exists but fails to load (libamdhip64 missing) is the
-    // interesting error; "no such file" for the others is noise.
-    bool exists = candidate.find('/') == std::string::npos ||
-                  access(candidate.c_str(), F_OK) == 0;
     void *handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
+      // A candidate that exists but fails to load (libamdhip64 missing) is
+      // the interesting error; "no such file" for the others is noise.
       const char *err = dlerror();
-      if (exists || candidates.size() == 1)
-        errors = err ? err : ("cannot load " + candidate);
+      if (candidates.size() == 1 || candidate.find('/') == std::string::npos ||
+          llvm::sys::fs::exists(candidate))
+        errors = err ? err : "cannot load " + candidate;
       continue;
     }
-    auto create = reinterpret_cast<CreateBackendFn>(
-        dlsym(handle, FLY_RUNTIME_HIP_ENTRY));
-    if (!create) {
-      why = candidate + " is not a fly-snapshot HIP backend (no " +
-            FLY_RUNTIME_HIP_ENTRY + ")";
-      return nullptr;
-    }
-    return std::unique_ptr<Backend>(create());
+    if (auto create = reinterpret_cast<CreateBackendFn>(
+            dlsym(handle, FLY_RUNTIME_HIP_ENTRY)))
+      return std::unique_ptr<Backend>(create());
+    why = candidate + " is not a fly-snapshot HIP backend (no " +
+          FLY_RUNTIME_HIP_ENTRY + ")";
+    return nullptr;
   }
   why = "the HIP backend plugin libFlyRuntimeHip.so could not be loaded" +
         (errors.empty() ? std::string(" (not built: is libamdhip64-dev "

@@ -2,417 +2,511 @@
 
 #include "fly/Runtime/LaunchSpec.h"
 
-#include "fly/Runtime/Json.h"
+#include "fly/Runtime/RegularFile.h"
 
-#include <cerrno>
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/InterleavedRange.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Path.h"
+
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <limits>
-#include <sstream>
+#include <new>
+
+using namespace llvm;
 
 namespace fly::rt {
 
-const char *elementTypeName(ElementType type) {
-  return type == ElementType::F32 ? "f32" : "i32";
-}
-size_t elementSize(ElementType) { return 4; }
+static const char *const kTypeNames[] = {"i8",  "i16",  "i32", "i64",
+                                         "f16", "bf16", "f32", "f64"};
+static const size_t kTypeSizes[] = {1, 2, 4, 8, 2, 2, 4, 8};
 
-bool readFile(const std::string &path, std::string &contents,
-              std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot read '" + path + "': " + std::strerror(errno);
-    return false;
+StringRef elementTypeName(ElementType type) {
+  return kTypeNames[static_cast<int>(type)];
+}
+size_t elementSize(ElementType type) {
+  return kTypeSizes[static_cast<int>(type)];
+}
+static bool isFloat(ElementType type) { return type >= ElementType::F16; }
+
+static const fltSemantics &semantics(ElementType type) {
+  return type == ElementType::F16    ? APFloat::IEEEhalf()
+         : type == ElementType::BF16 ? APFloat::BFloat()
+         : type == ElementType::F32  ? APFloat::IEEEsingle()
+                                     : APFloat::IEEEdouble();
+}
+
+/// The bits of `value` as `type`, in the low bytes; false if it does not fit.
+static bool encode(ElementType type, double value, uint64_t &bits) {
+  if (type == ElementType::F32 || type == ElementType::F64) { // fast paths
+    float f = static_cast<float>(value);
+    bits = type == ElementType::F64 ? bit_cast<uint64_t>(value)
+                                    : bit_cast<uint32_t>(f);
+    return std::isfinite(f) || !std::isfinite(value) ||
+           type == ElementType::F64;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  contents = ss.str();
+  if (isFloat(type)) {
+    APFloat f(value);
+    bool lost;
+    f.convert(semantics(type), APFloat::rmNearestTiesToEven, &lost);
+    bits = f.bitcastToAPInt().getZExtValue();
+    return f.isFinite() || !std::isfinite(value);
+  }
+  unsigned width = 8 * elementSize(type);
+  // Signed or unsigned: both spellings of the bits are accepted.
+  double lo = -std::ldexp(1.0, width - 1), hi = std::ldexp(1.0, width);
+  if (!(value >= lo && value < hi) || value != std::floor(value))
+    return false;
+  bits = value < 0 ? static_cast<uint64_t>(static_cast<int64_t>(value))
+                   : static_cast<uint64_t>(value);
   return true;
+}
+
+double readElement(ElementType type, const uint8_t *data, size_t i) {
+  size_t size = elementSize(type);
+  uint64_t bits = 0;
+  std::memcpy(&bits, data + i * size, size); // little-endian host
+  if (type == ElementType::F32 || type == ElementType::F64)
+    return type == ElementType::F32 ? bit_cast<float>(uint32_t(bits))
+                                    : bit_cast<double>(bits);
+  if (isFloat(type))
+    return APFloat(semantics(type), APInt(8 * size, bits)).convertToDouble();
+  return static_cast<double>(SignExtend64(bits, 8 * size));
 }
 
 namespace {
 
-using json::Value;
+/// The dynamic part of the first error; json::Path carries where it is.
+struct Context {
+  std::string detail;
+  StringMap<int> bufferIndex;
+  const std::vector<BufferSpec> *buffers = nullptr;
+  std::string specDir;
 
-/// Collects the first error with its JSON location ("args[2].shape").
-class Checker {
-public:
-  std::string error;
-
-  bool fail(const std::string &where, const std::string &what) {
-    if (error.empty())
-      error = where.empty() ? what : where + ": " + what;
+  bool fail(json::Path path, const Twine &message) {
+    if (detail.empty())
+      detail = message.str();
+    path.report("invalid value");
     return false;
   }
-
-  bool knownKeys(const Value &obj, const std::string &where,
-                 std::initializer_list<const char *> keys) {
-    for (const auto &[key, value] : obj.asObject()) {
-      bool known = false;
-      for (const char *k : keys)
-        known |= key == k;
-      if (!known) {
-        std::string list;
-        for (const char *k : keys)
-          list += std::string(list.empty() ? "" : ", ") + k;
-        return fail(where, "unknown key '" + key + "' (expected one of: " +
-                               list + ")");
-      }
+  bool knownKeys(const json::Value &value, json::Path path,
+                 ArrayRef<StringRef> keys) {
+    const json::Object *object = value.getAsObject();
+    if (!object)
+      return fail(path, "expected an object");
+    for (const auto &entry : *object)
+      if (!is_contained(keys, StringRef(entry.first)))
+        return fail(path.field(entry.first),
+                    "unknown key (expected one of: " + join(keys, ", ") + ")");
+    return true;
+  }
+  bool integer(const json::Value *value, json::Path path, int64_t &out,
+               int64_t min, int64_t max) {
+    std::optional<int64_t> v = value ? value->getAsInteger() : std::nullopt;
+    if (!v)
+      return fail(path, "expected an integer");
+    if (*v < min || *v > max)
+      return fail(path, Twine(*v) + " is out of range [" + Twine(min) + ", " +
+                            Twine(max) + "]");
+    out = *v;
+    return true;
+  }
+  bool type(const json::Value *value, json::Path path, ElementType &out) {
+    std::optional<StringRef> name = value ? value->getAsString() : std::nullopt;
+    const char *const *found =
+        name ? find(kTypeNames, *name) : std::end(kTypeNames);
+    if (found == std::end(kTypeNames))
+      return fail(path,
+                  "unknown type" + (name ? " '" + *name + "'" : Twine()) +
+                      " (expected " +
+                      join(std::begin(kTypeNames), std::end(kTypeNames), ", ") +
+                      ")");
+    out = static_cast<ElementType>(found - kTypeNames);
+    return true;
+  }
+  bool buffer(const json::Value *value, json::Path path, int &out) {
+    std::optional<StringRef> name = value ? value->getAsString() : std::nullopt;
+    auto it = name ? bufferIndex.find(*name) : bufferIndex.end();
+    if (it != bufferIndex.end()) {
+      out = it->second;
+      return true;
     }
-    return true;
+    std::vector<StringRef> known;
+    for (const BufferSpec &b : *buffers)
+      known.push_back(b.name);
+    return fail(path, "unknown buffer" + (name ? " '" + *name + "'" : Twine()) +
+                          " (buffers: " +
+                          (known.empty() ? "none" : join(known, ", ")) + ")");
   }
-
-  bool object(const Value *v, const std::string &where) {
-    if (!v || !v->isObject())
-      return fail(where, std::string("expected an object, got ") +
-                             (v ? Value::kindName(v->kind()) : "nothing"));
-    return true;
-  }
-
-  bool integer(const Value &v, const std::string &where, int64_t &out,
-               int64_t min = std::numeric_limits<int64_t>::min(),
-               int64_t max = std::numeric_limits<int64_t>::max()) {
-    if (!v.isInteger())
-      return fail(where, std::string("expected an integer, got ") +
-                             (v.isNumber() ? std::to_string(v.asNumber())
-                                           : Value::kindName(v.kind())));
-    out = v.asInteger();
-    if (out < min || out > max)
-      return fail(where, std::to_string(out) + " is out of range [" +
-                             std::to_string(min) + ", " + std::to_string(max) +
-                             "]");
-    return true;
-  }
-
-  bool number(const Value &v, const std::string &where, double &out) {
-    if (!v.isNumber())
-      return fail(where, std::string("expected a number, got ") +
-                             Value::kindName(v.kind()));
-    out = v.asNumber();
-    return true;
-  }
-
-  bool string(const Value &v, const std::string &where, std::string &out) {
-    if (!v.isString())
-      return fail(where, std::string("expected a string, got ") +
-                             Value::kindName(v.kind()));
-    out = v.asString();
-    return true;
-  }
-
-  bool boolean(const Value &v, const std::string &where, bool &out) {
-    if (!v.isBool())
-      return fail(where, std::string("expected true or false, got ") +
-                             Value::kindName(v.kind()));
-    out = v.asBool();
-    return true;
-  }
-
-  /// [x], [x, y] or [x, y, z] of positive integers (or one integer).
-  bool dim3(const Value &v, const std::string &where, Dim3 &out) {
-    std::vector<int64_t> dims;
-    if (v.isArray()) {
-      if (v.asArray().empty() || v.asArray().size() > 3)
-        return fail(where, "expected 1 to 3 dimensions, got " +
-                               std::to_string(v.asArray().size()));
-      for (size_t i = 0; i < v.asArray().size(); ++i) {
-        int64_t d;
-        if (!integer(v.asArray()[i], where + "[" + std::to_string(i) + "]", d,
-                     1, std::numeric_limits<unsigned>::max()))
-          return false;
-        dims.push_back(d);
-      }
-    } else {
-      int64_t d;
-      if (!integer(v, where, d, 1, std::numeric_limits<unsigned>::max()))
+  /// An array of `count` (if not 0) integers in [min, max].
+  bool integers(const json::Value *value, json::Path path, size_t count,
+                int64_t min, std::vector<int64_t> &out) {
+    const json::Array *array = value ? value->getAsArray() : nullptr;
+    if (!array || (count && array->size() != count) || array->size() > kMaxRank)
+      return fail(
+          path, "expected an array of " +
+                    (count ? Twine(count) : Twine("up to ") + Twine(kMaxRank)) +
+                    " integers");
+    out.resize(array->size());
+    for (size_t i = 0; i < array->size(); ++i)
+      if (!integer(&(*array)[i], path.index(i), out[i], min, INT64_MAX))
         return false;
-      dims.push_back(d);
-    }
-    dims.resize(3, 1);
-    out = {static_cast<unsigned>(dims[0]), static_cast<unsigned>(dims[1]),
-           static_cast<unsigned>(dims[2])};
     return true;
   }
-
-  /// [a, b] of integers.
-  bool pair(const Value &v, const std::string &where, int64_t out[2],
-            int64_t min = 0) {
-    if (!v.isArray() || v.asArray().size() != 2)
-      return fail(where, "expected an array of 2 integers");
-    return integer(v.asArray()[0], where + "[0]", out[0], min) &&
-           integer(v.asArray()[1], where + "[1]", out[1], min);
+  std::string resolve(StringRef file) {
+    SmallString<256> path(file);
+    sys::path::make_absolute(specDir, path);
+    return std::string(path);
   }
 };
 
-bool parseBuffer(Checker &c, const std::string &name, const Value &v,
-                 BufferSpec &b) {
-  std::string where = "buffers." + name;
-  if (!c.object(&v, where) ||
-      !c.knownKeys(v, where,
-                   {"type", "size", "init", "seed", "range", "output"}))
+bool fromJSON(const json::Value &value, Dim3 &out, json::Path path,
+              Context &c) {
+  std::vector<int64_t> dims(1, value.getAsInteger().value_or(0));
+  if (!value.getAsInteger() && !c.integers(&value, path, 0, 1, dims))
     return false;
-  b.name = name;
-  const Value *type = v.get("type");
-  std::string typeName = "f32";
-  if (type && !c.string(*type, where + ".type", typeName))
-    return false;
-  if (typeName == "f32")
-    b.type = ElementType::F32;
-  else if (typeName == "i32")
-    b.type = ElementType::I32;
-  else
-    return c.fail(where + ".type",
-                  "unknown element type '" + typeName + "' (expected f32 or i32)");
-  const Value *size = v.get("size");
-  if (!size)
-    return c.fail(where, "missing \"size\" (elements, or an array of dims)");
-  int64_t elements = 1;
-  if (size->isArray()) {
-    if (size->asArray().empty())
-      return c.fail(where + ".size", "empty shape");
-    for (size_t i = 0; i < size->asArray().size(); ++i) {
-      int64_t d;
-      if (!c.integer(size->asArray()[i],
-                     where + ".size[" + std::to_string(i) + "]", d, 1,
-                     int64_t(1) << 40))
-        return false;
-      elements *= d;
-      if (elements > (int64_t(1) << 40))
-        return c.fail(where + ".size", "buffer too large");
-    }
-  } else if (!c.integer(*size, where + ".size", elements, 1, int64_t(1) << 40)) {
-    return false;
-  }
-  b.elements = static_cast<size_t>(elements);
-  if (b.type == ElementType::F32)
-    b.low = -1, b.high = 1;
-  else
-    b.low = 0, b.high = 100;
-  std::string init = "zeros";
-  if (const Value *i = v.get("init"); i && !c.string(*i, where + ".init", init))
-    return false;
-  if (init == "zeros") {
-    b.init = BufferSpec::Init::Zeros;
-  } else if (init == "iota") {
-    b.init = BufferSpec::Init::Iota;
-  } else if (init == "random") {
-    b.init = BufferSpec::Init::Random;
-  } else if (init.rfind("constant:", 0) == 0) {
-    b.init = BufferSpec::Init::Constant;
-    const char *text = init.c_str() + 9;
-    char *end = nullptr;
-    b.constant = std::strtod(text, &end);
-    if (end == text || *end)
-      return c.fail(where + ".init", "bad constant in '" + init +
-                                         "' (expected e.g. constant:1.5)");
-  } else {
-    return c.fail(where + ".init",
-                  "unknown initializer '" + init +
-                      "' (expected zeros, iota, random or constant:<value>)");
-  }
-  if (const Value *s = v.get("seed")) {
-    int64_t seed;
-    if (!c.integer(*s, where + ".seed", seed, 0))
-      return false;
-    b.seed = static_cast<uint64_t>(seed);
-  }
-  if (const Value *r = v.get("range")) {
-    if (!r->isArray() || r->asArray().size() != 2)
-      return c.fail(where + ".range", "expected [low, high]");
-    if (!c.number(r->asArray()[0], where + ".range[0]", b.low) ||
-        !c.number(r->asArray()[1], where + ".range[1]", b.high))
-      return false;
-    if (!(b.low <= b.high))
-      return c.fail(where + ".range", "low is above high");
-  }
-  if (const Value *o = v.get("output"); o && !c.boolean(*o, where + ".output", b.output))
-    return false;
+  if (dims.empty() || dims.size() > 3 || dims[0] < 1 ||
+      any_of(dims, [](int64_t d) { return d > UINT32_MAX; }))
+    return c.fail(path, "expected 1 to 3 integers in [1, 4294967295]");
+  dims.resize(3, 1);
+  out = {unsigned(dims[0]), unsigned(dims[1]), unsigned(dims[2])};
   return true;
 }
 
-bool bufferRef(Checker &c, const LaunchSpec &spec, const Value &v,
-               const std::string &where, int &out) {
-  std::string name;
-  if (!c.string(v, where, name))
+bool parseBuffer(Context &c, StringRef name, const json::Value &value,
+                 json::Path path, BufferSpec &b) {
+  if (!c.knownKeys(value, path,
+                   {"type", "size", "init", "seed", "range", "output", "file"}))
     return false;
-  out = spec.findBuffer(name);
-  if (out < 0) {
-    std::string known;
-    for (const BufferSpec &b : spec.buffers)
-      known += (known.empty() ? "" : ", ") + b.name;
-    return c.fail(where, "unknown buffer '" + name + "' (buffers: " +
-                             (known.empty() ? "none" : known) + ")");
+  const json::Object &o = *value.getAsObject();
+  b.name = name.str();
+  if (o.get("type") && !c.type(o.get("type"), path.field("type"), b.type))
+    return false;
+  const json::Value *size = o.get("size");
+  std::vector<int64_t> dims(1, size ? size->getAsInteger().value_or(0) : 0);
+  if (!size ||
+      (!size->getAsInteger() &&
+       (!c.integers(size, path.field("size"), 0, 1, dims) || dims.empty())))
+    return c.fail(path.field("size"), "expected elements, or an array of dims");
+  uint64_t elements = 1;
+  bool overflow = false;
+  for (int64_t d : dims)
+    if (d < 1 ||
+        (elements = SaturatingMultiply(elements, uint64_t(d), &overflow),
+         overflow) ||
+        elements > kMaxBufferElements)
+      return c.fail(path.field("size"), "expected 1 to 2^40 elements (" +
+                                            Twine(kMaxBufferElements) + ")");
+  b.elements = elements;
+  b.low = isFloat(b.type) ? -1 : 0;
+  b.high = isFloat(b.type) ? 1 : 100;
+  json::ObjectMapper map(value, path);
+  std::string init = o.get("file") ? "file" : "zeros";
+  if (!map.mapOptional("init", init))
+    return c.fail(path.field("init"), "expected a string");
+  StringRef rest = init;
+  bool constant = rest.consume_front("constant:");
+  b.init = StringSwitch<BufferSpec::Init>(init)
+               .Case("zeros", BufferSpec::Init::Zeros)
+               .Case("iota", BufferSpec::Init::Iota)
+               .Case("random", BufferSpec::Init::Random)
+               .Case("file", BufferSpec::Init::File)
+               .Default(BufferSpec::Init::Constant);
+  uint64_t bits;
+  if (b.init == BufferSpec::Init::Constant &&
+      (!constant || rest.getAsDouble(b.constant) ||
+       !std::isfinite(b.constant) || !encode(b.type, b.constant, bits)))
+    return c.fail(path.field("init"),
+                  constant ? "bad constant '" + rest + "' (expected a finite " +
+                                 elementTypeName(b.type) + " value)"
+                           : "unknown initializer '" + init +
+                                 "' (expected zeros, iota, random, file or "
+                                 "constant:<value>)");
+  if ((b.init == BufferSpec::Init::File) != (o.get("file") != nullptr))
+    return c.fail(path, "\"init\": \"file\" and \"file\" go together");
+  if (!map.mapOptional("file", b.file))
+    return c.fail(path.field("file"), "expected a string");
+  b.file = b.file.empty() ? "" : c.resolve(b.file);
+  if (!map.mapOptional("seed", b.seed))
+    return c.fail(path.field("seed"), "expected an integer >= 0");
+  if (const json::Value *r = o.get("range")) {
+    const json::Array *a = r->getAsArray();
+    std::optional<double> lo, hi;
+    if (a && a->size() == 2)
+      lo = (*a)[0].getAsNumber(), hi = (*a)[1].getAsNumber();
+    if (!lo || !hi || !(*lo <= *hi) || !encode(b.type, std::floor(*lo), bits) ||
+        !encode(b.type, std::floor(*hi), bits))
+      return c.fail(path.field("range"),
+                    "expected [low, high], low <= high, both within " +
+                        elementTypeName(b.type));
+    b.low = *lo, b.high = *hi;
   }
-  return true;
+  return map.mapOptional("output", b.output) ||
+         c.fail(path.field("output"), "expected true or false");
 }
 
-bool parseArg(Checker &c, const LaunchSpec &spec, size_t index, const Value &v,
+bool parseArg(Context &c, const json::Value &value, json::Path path,
               ArgSpec &a) {
-  std::string where = "args[" + std::to_string(index) + "]";
-  if (!c.object(&v, where))
-    return false;
-  const Value *kind = v.get("kind");
-  std::string kindName;
-  if (!kind)
-    return c.fail(where, "missing \"kind\" (buffer, memref2d or scalar)");
-  if (!c.string(*kind, where + ".kind", kindName))
-    return false;
-  if (kindName == "scalar") {
-    if (!c.knownKeys(v, where, {"kind", "type", "value"}))
-      return false;
+  const json::Object *o = value.getAsObject();
+  std::optional<StringRef> kind = o ? o->getString("kind") : std::nullopt;
+  if (!kind || !is_contained({"buffer", "memref", "memref2d", "scalar"}, *kind))
+    return c.fail(path.field("kind"), "expected \"kind\": buffer, memref, "
+                                      "memref2d or scalar");
+  if (*kind == "scalar") {
     a.kind = ArgSpec::Kind::Scalar;
-    std::string type = "i64";
-    if (const Value *t = v.get("type"); t && !c.string(*t, where + ".type", type))
+    if (!c.knownKeys(value, path, {"kind", "type", "value"}) ||
+        (o->get("type") &&
+         !c.type(o->get("type"), path.field("type"), a.scalarType)))
       return false;
-    const Value *value = v.get("value");
-    if (!value)
-      return c.fail(where, "missing \"value\"");
-    if (type == "i64" || type == "i32") {
-      a.scalarType = type == "i64" ? ScalarType::I64 : ScalarType::I32;
-      int64_t lo = type == "i64" ? std::numeric_limits<int64_t>::min()
-                                 : std::numeric_limits<int32_t>::min();
-      int64_t hi = type == "i64" ? std::numeric_limits<int64_t>::max()
-                                 : std::numeric_limits<uint32_t>::max();
-      return c.integer(*value, where + ".value", a.intValue, lo, hi);
-    }
-    if (type == "f32") {
-      a.scalarType = ScalarType::F32;
-      return c.number(*value, where + ".value", a.floatValue);
-    }
-    return c.fail(where + ".type", "unknown scalar type '" + type +
-                                       "' (expected i64, i32 or f32)");
-  }
-  if (kindName == "buffer") {
-    if (!c.knownKeys(v, where, {"kind", "buffer", "offset"}))
-      return false;
-    a.kind = ArgSpec::Kind::Buffer;
-    const Value *b = v.get("buffer");
-    if (!b)
-      return c.fail(where, "missing \"buffer\"");
-    if (!bufferRef(c, spec, *b, where + ".buffer", a.buffer))
-      return false;
-    if (const Value *o = v.get("offset");
-        o && !c.integer(*o, where + ".offset", a.offset, 0,
-                        static_cast<int64_t>(spec.buffers[a.buffer].elements) - 1))
-      return false;
+    std::optional<double> v = o->getNumber("value");
+    uint64_t bits;
+    if (a.scalarType == ElementType::I64 && o->getInteger("value"))
+      return a.intValue = *o->getInteger("value"), true; // exact
+    if (!v || !encode(a.scalarType, *v, bits))
+      return c.fail(path.field("value"),
+                    "expected a " + elementTypeName(a.scalarType) + " value");
+    a.intValue = static_cast<int64_t>(bits);
     return true;
   }
-  if (kindName == "memref2d") {
-    if (!c.knownKeys(v, where, {"kind", "buffer", "shape", "strides", "offset"}))
-      return false;
-    a.kind = ArgSpec::Kind::Memref2D;
-    const Value *b = v.get("buffer");
-    if (!b)
-      return c.fail(where, "missing \"buffer\"");
-    if (!bufferRef(c, spec, *b, where + ".buffer", a.buffer))
-      return false;
-    const Value *shape = v.get("shape");
-    if (!shape)
-      return c.fail(where, "missing \"shape\": [rows, cols]");
-    if (!c.pair(*shape, where + ".shape", a.sizes, 1))
-      return false;
-    a.strides[0] = a.sizes[1];
-    a.strides[1] = 1;
-    if (const Value *s = v.get("strides");
-        s && !c.pair(*s, where + ".strides", a.strides, 0))
-      return false;
-    if (const Value *o = v.get("offset");
-        o && !c.integer(*o, where + ".offset", a.offset, 0))
-      return false;
-    const BufferSpec &buffer = spec.buffers[a.buffer];
-    int64_t last = a.offset + (a.sizes[0] - 1) * a.strides[0] +
-                   (a.sizes[1] - 1) * a.strides[1];
-    if (last >= static_cast<int64_t>(buffer.elements))
-      return c.fail(where,
-                    "memref2d " + std::to_string(a.sizes[0]) + "x" +
-                        std::to_string(a.sizes[1]) + " (offset " +
-                        std::to_string(a.offset) + ", strides [" +
-                        std::to_string(a.strides[0]) + ", " +
-                        std::to_string(a.strides[1]) + "]) reaches element " +
-                        std::to_string(last) + ", but buffer '" + buffer.name +
-                        "' has only " + std::to_string(buffer.elements));
+  bool memref = kind->starts_with("memref");
+  a.kind = memref ? ArgSpec::Kind::Memref : ArgSpec::Kind::Buffer;
+  std::initializer_list<StringRef> keys = {"kind", "buffer", "offset", "shape",
+                                           "strides"};
+  if (!c.knownKeys(value, path, memref ? keys : ArrayRef(keys).take_front(3)) ||
+      !c.buffer(o->get("buffer"), path.field("buffer"), a.buffer))
+    return false;
+  const BufferSpec &b = (*c.buffers)[a.buffer];
+  if (o->get("offset") && !c.integer(o->get("offset"), path.field("offset"),
+                                     a.offset, 0, b.elements - 1))
+    return false;
+  if (!memref)
     return true;
-  }
-  return c.fail(where + ".kind", "unknown argument kind '" + kindName +
-                                     "' (expected buffer, memref2d or scalar)");
+  if (!c.integers(o->get("shape"), path.field("shape"),
+                  *kind == "memref2d" ? 2 : 0, 1, a.sizes))
+    return false;
+  size_t rank = a.sizes.size();
+  a.strides.assign(rank, 1);
+  for (size_t d = rank; d-- > 1;)
+    if (MulOverflow(a.strides[d], a.sizes[d], a.strides[d - 1]))
+      return c.fail(path.field("shape"), "the row-major strides overflow");
+  if (o->get("strides") &&
+      !c.integers(o->get("strides"), path.field("strides"), rank, 0, a.strides))
+    return false;
+  // The last element reached, overflow-checked: it must be in the buffer.
+  int64_t last = a.offset, step;
+  bool overflow = false;
+  for (size_t d = 0; d < rank && !overflow; ++d)
+    overflow = MulOverflow(a.sizes[d] - 1, a.strides[d], step) ||
+               AddOverflow(last, step, last);
+  std::string what;
+  raw_string_ostream(what) << "memref " << interleaved_array(a.sizes)
+                           << " (offset " << a.offset << ", strides "
+                           << interleaved_array(a.strides) << ") reaches ";
+  if (overflow || static_cast<uint64_t>(last) >= b.elements)
+    return c.fail(path,
+                  what + (overflow ? "past 2^63" : "element " + Twine(last)) +
+                      ", but buffer '" + b.name + "' has only " +
+                      Twine(b.elements));
+  return true;
 }
 
-bool parseReference(Checker &c, const LaunchSpec &spec, const Value &v,
-                    MatmulReference &r) {
-  const std::string where = "reference";
-  if (!c.object(&v, where) ||
-      !c.knownKeys(v, where, {"kind", "a", "b", "c", "m", "n", "k", "rows",
-                              "cols", "samples", "seed"}))
-    return false;
-  std::string kind;
-  const Value *k = v.get("kind");
-  if (!k)
-    return c.fail(where, "missing \"kind\" (the only host reference is "
-                         "\"matmul\")");
-  if (!c.string(*k, where + ".kind", kind))
-    return false;
+bool parseReference(Context &c, const json::Value &value, json::Path path,
+                    ReferenceSpec &r) {
+  const json::Object *o = value.getAsObject();
+  std::optional<StringRef> kind = o ? o->getString("kind") : std::nullopt;
+  if (kind == "file") {
+    r.kind = ReferenceSpec::Kind::File;
+    std::optional<StringRef> file = o->getString("file");
+    if (!c.knownKeys(value, path, {"kind", "buffer", "file"}) ||
+        !c.buffer(o->get("buffer"), path.field("buffer"), r.c))
+      return false;
+    if (!file)
+      return c.fail(path.field("file"), "expected the expected bytes' file");
+    r.file = c.resolve(*file);
+    return true;
+  }
   if (kind != "matmul")
-    return c.fail(where + ".kind", "unknown host reference '" + kind +
-                                       "' (the only one is \"matmul\")");
-  for (const char *key : {"a", "b", "c", "m", "n", "k"})
-    if (!v.get(key))
-      return c.fail(where, std::string("missing \"") + key + "\"");
-  if (!bufferRef(c, spec, *v.get("a"), where + ".a", r.a) ||
-      !bufferRef(c, spec, *v.get("b"), where + ".b", r.b) ||
-      !bufferRef(c, spec, *v.get("c"), where + ".c", r.c))
-    return false;
-  if (!c.integer(*v.get("m"), where + ".m", r.m, 1) ||
-      !c.integer(*v.get("n"), where + ".n", r.n, 1) ||
-      !c.integer(*v.get("k"), where + ".k", r.k, 1))
+    return c.fail(path.field("kind"), "expected \"kind\": matmul or file");
+  if (!c.knownKeys(value, path,
+                   {"kind", "a", "b", "c", "m", "n", "k", "rows", "cols",
+                    "samples", "seed"}) ||
+      !c.buffer(o->get("a"), path.field("a"), r.a) ||
+      !c.buffer(o->get("b"), path.field("b"), r.b) ||
+      !c.buffer(o->get("c"), path.field("c"), r.c) ||
+      !c.integer(o->get("m"), path.field("m"), r.m, 1, INT64_MAX) ||
+      !c.integer(o->get("n"), path.field("n"), r.n, 1, INT64_MAX) ||
+      !c.integer(o->get("k"), path.field("k"), r.k, 1, INT64_MAX))
     return false;
   struct Need {
     int buffer;
-    int64_t elements;
+    int64_t x, y;
     const char *what;
   };
-  for (Need need : {Need{r.a, r.m * r.k, "a (m x k)"},
-                    Need{r.b, r.k * r.n, "b (k x n)"},
-                    Need{r.c, r.m * r.n, "c (m x n)"}}) {
-    const BufferSpec &b = spec.buffers[need.buffer];
-    if (b.type != ElementType::F32)
-      return c.fail(where, "matmul buffer '" + b.name + "' must be f32");
-    if (static_cast<int64_t>(b.elements) < need.elements)
-      return c.fail(where, std::string("matmul ") + need.what + " needs " +
-                               std::to_string(need.elements) +
-                               " elements, but buffer '" + b.name + "' has " +
-                               std::to_string(b.elements));
+  for (Need need :
+       {Need{r.a, r.m, r.k, "a (m x k)"}, Need{r.b, r.k, r.n, "b (k x n)"},
+        Need{r.c, r.m, r.n, "c (m x n)"}}) {
+    const BufferSpec &b = (*c.buffers)[need.buffer];
+    int64_t elements;
+    if (MulOverflow(need.x, need.y, elements) ||
+        static_cast<uint64_t>(elements) > b.elements)
+      return c.fail(path, "matmul " + Twine(need.what) + " needs " +
+                              Twine(need.x) + " x " + Twine(need.y) +
+                              " elements, but buffer '" + b.name + "' has " +
+                              Twine(b.elements));
   }
-  r.rows[0] = 0, r.rows[1] = r.m;
-  r.cols[0] = 0, r.cols[1] = r.n;
-  if (const Value *rows = v.get("rows"); rows && !c.pair(*rows, where + ".rows", r.rows))
+  std::vector<int64_t> rows = {0, r.m}, cols = {0, r.n};
+  if ((o->get("rows") &&
+       !c.integers(o->get("rows"), path.field("rows"), 2, 0, rows)) ||
+      (o->get("cols") &&
+       !c.integers(o->get("cols"), path.field("cols"), 2, 0, cols)))
     return false;
-  if (const Value *cols = v.get("cols"); cols && !c.pair(*cols, where + ".cols", r.cols))
+  if (rows[0] >= rows[1] || rows[1] > r.m || cols[0] >= cols[1] ||
+      cols[1] > r.n)
+    return c.fail(path, "rows/cols must be non-empty [begin, end) ranges "
+                        "inside m x n");
+  r.rows[0] = rows[0], r.rows[1] = rows[1], r.cols[0] = cols[0],
+  r.cols[1] = cols[1];
+  json::ObjectMapper map(value, path);
+  if (!map.mapOptional("seed", r.seed))
+    return c.fail(path.field("seed"), "expected an integer >= 0");
+  return !o->get("samples") ||
+         c.integer(o->get("samples"), path.field("samples"), r.samples, 0,
+                   1 << 30);
+}
+
+bool parseSpec(Context &c, const json::Value &root, json::Path path,
+               LaunchSpec &spec) {
+  if (!c.knownKeys(root, path,
+                   {"kernel", "grid", "block", "shared_bytes", "buffers",
+                    "args", "reference", "tolerance", "timing", "comment"}))
     return false;
-  if (r.rows[0] >= r.rows[1] || r.rows[1] > r.m || r.cols[0] >= r.cols[1] ||
-      r.cols[1] > r.n)
-    return c.fail(where, "rows/cols must be non-empty [begin, end) ranges "
-                         "inside m x n");
-  if (const Value *s = v.get("samples");
-      s && !c.integer(*s, where + ".samples", r.samples, 0))
+  const json::Object &o = *root.getAsObject();
+  json::ObjectMapper map(root, path);
+  if (!map.mapOptional("kernel", spec.kernel))
+    return c.fail(path.field("kernel"), "expected a string");
+  for (const char *key : {"grid", "block", "args"})
+    if (!o.get(key))
+      return c.fail(path, "missing \"" + Twine(key) + "\"");
+  if (!fromJSON(*o.get("grid"), spec.grid, path.field("grid"), c) ||
+      !fromJSON(*o.get("block"), spec.block, path.field("block"), c))
     return false;
-  if (const Value *s = v.get("seed")) {
-    int64_t seed;
-    if (!c.integer(*s, where + ".seed", seed, 0))
+  uint64_t threads = uint64_t(spec.block.x) * spec.block.y * spec.block.z;
+  if (threads > 1024)
+    return c.fail(path.field("block"),
+                  Twine(threads) + " threads; a block has at most 1024");
+  int64_t shared = 0;
+  if (o.get("shared_bytes") &&
+      !c.integer(o.get("shared_bytes"), path.field("shared_bytes"), shared, 0,
+                 1 << 30))
+    return false;
+  spec.sharedBytes = static_cast<unsigned>(shared);
+
+  if (const json::Value *buffers = o.get("buffers")) {
+    const json::Object *object = buffers->getAsObject();
+    if (!object)
+      return c.fail(path.field("buffers"), "expected an object");
+    if (object->size() > kMaxBuffers)
+      return c.fail(path.field("buffers"), Twine(object->size()) +
+                                               " buffers; at most " +
+                                               Twine(kMaxBuffers));
+    std::vector<StringRef> names;
+    for (const auto &entry : *object)
+      names.push_back(entry.first);
+    llvm::sort(names);
+    spec.buffers.resize(names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      c.bufferIndex[names[i]] = static_cast<int>(i);
+      if (!parseBuffer(c, names[i], *object->get(names[i]),
+                       path.field("buffers").field(names[i]), spec.buffers[i]))
+        return false;
+    }
+  }
+  const json::Array *args = o.getArray("args");
+  if (!args || args->size() > kMaxArgs)
+    return c.fail(path.field("args"), "expected an array of at most " +
+                                          Twine(kMaxArgs) + " arguments");
+  spec.args.resize(args->size());
+  for (size_t i = 0; i < args->size(); ++i)
+    if (!parseArg(c, (*args)[i], path.field("args").index(i), spec.args[i]))
       return false;
-    r.seed = static_cast<uint64_t>(seed);
+  if (const json::Value *r = o.get("reference"))
+    if (!parseReference(c, *r, path.field("reference"),
+                        spec.reference.emplace()))
+      return false;
+  if (const json::Value *t = o.get("tolerance")) {
+    json::ObjectMapper tol(*t, path.field("tolerance"));
+    if (!c.knownKeys(*t, path.field("tolerance"), {"rtol", "atol"}) ||
+        !tol.mapOptional("rtol", spec.tolerance.rtol) ||
+        !tol.mapOptional("atol", spec.tolerance.atol) ||
+        !(spec.tolerance.rtol >= 0) || !(spec.tolerance.atol >= 0))
+      return c.fail(path.field("tolerance"), "rtol and atol are numbers >= 0");
+  }
+  if (const json::Value *t = o.get("timing")) {
+    TimingSpec &timing = spec.timing;
+    json::ObjectMapper tm(*t, path.field("timing"));
+    if (!c.knownKeys(
+            *t, path.field("timing"),
+            {"warmup", "repetitions", "min_time_ms", "max_repetitions"}) ||
+        !tm.mapOptional("warmup", timing.warmup) ||
+        !tm.mapOptional("repetitions", timing.repetitions) ||
+        !tm.mapOptional("max_repetitions", timing.maxRepetitions) ||
+        !tm.mapOptional("min_time_ms", timing.minTimeMs) || timing.warmup < 0 ||
+        timing.warmup > 1000 || timing.repetitions < 1 ||
+        timing.repetitions > 100000 || timing.maxRepetitions < 1 ||
+        timing.maxRepetitions > 100000 || !(timing.minTimeMs >= 0))
+      return c.fail(path.field("timing"),
+                    "warmup in [0, 1000], repetitions and max_repetitions in "
+                    "[1, 100000], min_time_ms >= 0");
+    timing.maxRepetitions = std::max(timing.maxRepetitions, timing.repetitions);
   }
   return true;
 }
 
 } // namespace
 
-int LaunchSpec::findBuffer(const std::string &name) const {
-  for (size_t i = 0; i < buffers.size(); ++i)
-    if (buffers[i].name == name)
-      return static_cast<int>(i);
-  return -1;
+Expected<LaunchSpec> parseLaunchSpec(StringRef text, StringRef path) {
+  if (text.size() > kMaxSpecBytes)
+    return createStringError("%s: the spec is larger than %llu bytes",
+                             path.str().c_str(),
+                             (unsigned long long)kMaxSpecBytes);
+  Expected<json::Value> root = json::parse(text);
+  if (!root)
+    return createStringError(path + ":" + toString(root.takeError()));
+  LaunchSpec spec;
+  spec.path = path.str();
+  spec.text = text.str();
+  Context c;
+  c.buffers = &spec.buffers;
+  c.specDir = sys::path::parent_path(path).str();
+  json::Path::Root top("spec");
+  if (parseSpec(c, *root, top, spec))
+    return spec;
+  // "<literal> at spec.args[2].shape": keep the place, say what is wrong.
+  std::string where = toString(top.getError());
+  size_t at = where.find(" at spec");
+  where = at == std::string::npos ? "spec" : where.substr(at + 4);
+  return createStringError(path + ": " + where + ": " + c.detail);
+}
+
+Expected<LaunchSpec> readLaunchSpec(StringRef path) {
+  Expected<std::string> text = readRegularFile(path, kMaxSpecBytes);
+  if (!text)
+    return text.takeError();
+  return parseLaunchSpec(*text, path);
+}
+
+std::vector<unsigned> LaunchSpec::params() const {
+  std::vector<unsigned> sizes;
+  for (const ArgSpec &a : args)
+    sizes.resize(
+        sizes.size() +
+            (a.kind != ArgSpec::Kind::Memref ? 1 : 3 + 2 * a.sizes.size()),
+        a.kind == ArgSpec::Kind::Scalar ? elementSize(a.scalarType) : 8);
+  return sizes;
 }
 
 std::vector<int> LaunchSpec::outputs() const {
@@ -420,207 +514,61 @@ std::vector<int> LaunchSpec::outputs() const {
   for (size_t i = 0; i < buffers.size(); ++i)
     if (buffers[i].output)
       out.push_back(static_cast<int>(i));
-  if (out.empty())
-    for (size_t i = 0; i < buffers.size(); ++i)
-      out.push_back(static_cast<int>(i));
+  for (size_t i = 0; out.empty() && i < buffers.size(); ++i)
+    out.push_back(static_cast<int>(i)); // none marked: all of them
   return out;
 }
 
-std::vector<ParamSlot> LaunchSpec::params() const {
-  std::vector<ParamSlot> out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const ArgSpec &a = args[i];
-    switch (a.kind) {
-    case ArgSpec::Kind::Buffer:
-      out.push_back({8, buffers[a.buffer].name + " (ptr)"});
-      break;
-    case ArgSpec::Kind::Memref2D: {
-      const std::string &n = buffers[a.buffer].name;
-      for (const char *part : {".allocated", ".aligned", ".offset", ".size0",
-                               ".size1", ".stride0", ".stride1"})
-        out.push_back({8, n + part});
-      break;
-    }
-    case ArgSpec::Kind::Scalar:
-      out.push_back({a.scalarType == ScalarType::I64 ? 8 : 4,
-                     "args[" + std::to_string(i) + "] (" +
-                         (a.scalarType == ScalarType::I64   ? "i64"
-                          : a.scalarType == ScalarType::I32 ? "i32"
-                                                            : "f32") +
-                         ")"});
-      break;
-    }
-  }
-  return out;
+uint64_t LaunchSpec::totalBytes() const {
+  uint64_t total = 0;
+  for (const BufferSpec &b : buffers)
+    total = SaturatingAdd(total, b.bytes());
+  return total;
 }
 
-bool parseLaunchSpec(const std::string &text, const std::string &path,
-                     LaunchSpec &spec, std::string &error) {
-  spec = LaunchSpec();
-  spec.path = path;
-  Value root;
-  std::string jsonError;
-  if (!json::parse(text, root, jsonError)) {
-    error = path + ":" + jsonError;
-    return false;
-  }
-  Checker c;
-  auto done = [&](bool ok) {
-    if (!ok)
-      error = path + ": " + c.error;
-    return ok;
-  };
-  if (!c.object(&root, "top level") ||
-      !c.knownKeys(root, "top level",
-                   {"kernel", "grid", "block", "shared_bytes", "buffers",
-                    "args", "reference", "tolerance", "timing", "comment"}))
-    return done(false);
-  if (const Value *k = root.get("kernel"); k && !c.string(*k, "kernel", spec.kernel))
-    return done(false);
-  const Value *grid = root.get("grid"), *block = root.get("block");
-  if (!grid)
-    return done(c.fail("", "missing \"grid\" (e.g. [16, 32])"));
-  if (!block)
-    return done(c.fail("", "missing \"block\" (e.g. [16, 16])"));
-  if (!c.dim3(*grid, "grid", spec.grid) || !c.dim3(*block, "block", spec.block))
-    return done(false);
-  uint64_t threads = uint64_t(spec.block.x) * spec.block.y * spec.block.z;
-  if (threads > 1024)
-    return done(c.fail("block", std::to_string(spec.block.x) + "x" +
-                                    std::to_string(spec.block.y) + "x" +
-                                    std::to_string(spec.block.z) + " is " +
-                                    std::to_string(threads) +
-                                    " threads; a block has at most 1024"));
-  if (const Value *s = root.get("shared_bytes")) {
-    int64_t bytes;
-    if (!c.integer(*s, "shared_bytes", bytes, 0, 1 << 30))
-      return done(false);
-    spec.sharedBytes = static_cast<unsigned>(bytes);
-  }
-  if (const Value *buffers = root.get("buffers")) {
-    if (!c.object(buffers, "buffers"))
-      return done(false);
-    for (const auto &[name, value] : buffers->asObject()) {
-      BufferSpec b;
-      if (!parseBuffer(c, name, value, b))
-        return done(false);
-      spec.buffers.push_back(std::move(b));
+Expected<std::vector<std::string>> initializeBuffers(const LaunchSpec &spec) {
+  std::vector<std::string> host(spec.buffers.size());
+  for (size_t i = 0; i < spec.buffers.size(); ++i) {
+    const BufferSpec &b = spec.buffers[i];
+    if (b.init == BufferSpec::Init::File) {
+      Expected<std::string> data = readRegularFile(b.file, b.bytes());
+      if (!data)
+        return data.takeError();
+      if (data->size() != b.bytes())
+        return createStringError("%s: buffer '%s' is %llu bytes, '%s' has %zu",
+                                 spec.path.c_str(), b.name.c_str(),
+                                 (unsigned long long)b.bytes(), b.file.c_str(),
+                                 data->size());
+      host[i] = std::move(*data);
+      continue;
+    }
+    try {
+      host[i].assign(b.bytes(), '\0');
+    } catch (const std::bad_alloc &) {
+      return createStringError(
+          std::make_error_code(std::errc::not_enough_memory),
+          "%s: cannot allocate %llu bytes of host memory "
+          "for buffer '%s'",
+          spec.path.c_str(), (unsigned long long)b.bytes(), b.name.c_str());
+    }
+    if (b.init == BufferSpec::Init::Zeros)
+      continue;
+    uint64_t state = b.seed * 0x2545F4914F6CDD1Dull + 1;
+    auto unit = [&] { return double(splitMix64(state) >> 11) * 0x1.0p-53; };
+    size_t size = elementSize(b.type);
+    for (uint64_t e = 0; e < b.elements; ++e) {
+      double v = b.init == BufferSpec::Init::Iota       ? static_cast<double>(e)
+                 : b.init == BufferSpec::Init::Constant ? b.constant
+                 : isFloat(b.type)
+                     ? b.low + (b.high - b.low) * unit()
+                     : std::floor(b.low + (b.high - b.low + 1) * unit());
+      uint64_t bits = static_cast<uint64_t>(static_cast<int64_t>(v)); // wraps
+      if (isFloat(b.type))
+        encode(b.type, v, bits);
+      std::memcpy(&host[i][e * size], &bits, size);
     }
   }
-  const Value *args = root.get("args");
-  if (!args)
-    return done(c.fail("", "missing \"args\" (the kernel's parameters, in "
-                           "order)"));
-  if (!args->isArray())
-    return done(c.fail("args", std::string("expected an array, got ") +
-                                   Value::kindName(args->kind())));
-  for (size_t i = 0; i < args->asArray().size(); ++i) {
-    ArgSpec a;
-    if (!parseArg(c, spec, i, args->asArray()[i], a))
-      return done(false);
-    spec.args.push_back(a);
-  }
-  if (const Value *r = root.get("reference")) {
-    MatmulReference ref;
-    if (!parseReference(c, spec, *r, ref))
-      return done(false);
-    spec.reference = ref;
-  }
-  if (const Value *t = root.get("tolerance")) {
-    if (!c.object(t, "tolerance") ||
-        !c.knownKeys(*t, "tolerance", {"rtol", "atol"}))
-      return done(false);
-    if (const Value *v = t->get("rtol");
-        v && !c.number(*v, "tolerance.rtol", spec.tolerance.rtol))
-      return done(false);
-    if (const Value *v = t->get("atol");
-        v && !c.number(*v, "tolerance.atol", spec.tolerance.atol))
-      return done(false);
-    if (spec.tolerance.rtol < 0 || spec.tolerance.atol < 0)
-      return done(c.fail("tolerance", "rtol and atol must be >= 0"));
-  }
-  if (const Value *t = root.get("timing")) {
-    if (!c.object(t, "timing") ||
-        !c.knownKeys(*t, "timing",
-                     {"warmup", "repetitions", "min_time_ms", "max_repetitions"}))
-      return done(false);
-    int64_t n;
-    if (const Value *v = t->get("warmup")) {
-      if (!c.integer(*v, "timing.warmup", n, 0, 1000))
-        return done(false);
-      spec.timing.warmup = static_cast<int>(n);
-    }
-    if (const Value *v = t->get("repetitions")) {
-      if (!c.integer(*v, "timing.repetitions", n, 1, 100000))
-        return done(false);
-      spec.timing.repetitions = static_cast<int>(n);
-    }
-    if (const Value *v = t->get("max_repetitions")) {
-      if (!c.integer(*v, "timing.max_repetitions", n, 1, 100000))
-        return done(false);
-      spec.timing.maxRepetitions = static_cast<int>(n);
-    }
-    if (const Value *v = t->get("min_time_ms")) {
-      if (!c.number(*v, "timing.min_time_ms", spec.timing.minTimeMs))
-        return done(false);
-    }
-    if (spec.timing.maxRepetitions < spec.timing.repetitions)
-      spec.timing.maxRepetitions = spec.timing.repetitions;
-  }
-  return done(true);
-}
-
-bool readLaunchSpec(const std::string &path, LaunchSpec &spec,
-                    std::string &error) {
-  std::string text;
-  if (!readFile(path, text, error))
-    return false;
-  return parseLaunchSpec(text, path, spec, error);
-}
-
-namespace {
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-};
-} // namespace
-
-void initializeBuffer(const BufferSpec &b, std::vector<unsigned char> &out) {
-  out.assign(b.bytes(), 0);
-  if (b.init == BufferSpec::Init::Zeros)
-    return;
-  SplitMix64 rng{b.seed * 0x2545F4914F6CDD1Dull + 1};
-  for (size_t i = 0; i < b.elements; ++i) {
-    double v = 0;
-    switch (b.init) {
-    case BufferSpec::Init::Zeros:
-      break;
-    case BufferSpec::Init::Iota:
-      v = static_cast<double>(i);
-      break;
-    case BufferSpec::Init::Constant:
-      v = b.constant;
-      break;
-    case BufferSpec::Init::Random:
-      v = b.type == ElementType::F32
-              ? b.low + (b.high - b.low) * rng.unit()
-              : std::floor(b.low + (b.high - b.low + 1) * rng.unit());
-      break;
-    }
-    if (b.type == ElementType::F32) {
-      float f = static_cast<float>(v);
-      std::memcpy(&out[i * 4], &f, 4);
-    } else {
-      int32_t n = static_cast<int32_t>(v);
-      std::memcpy(&out[i * 4], &n, 4);
-    }
-  }
+  return host;
 }
 
 } // namespace fly::rt

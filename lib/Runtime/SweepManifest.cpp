@@ -2,19 +2,21 @@
 
 #include "fly/Runtime/SweepManifest.h"
 
-#include "fly/Runtime/LaunchSpec.h"
+#include "fly/Runtime/RegularFile.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace llvm;
 
 namespace fly::rt {
 
-using json::Value;
-
-static int64_t firstInteger(const Value &md, std::initializer_list<const char *> keys) {
-  for (const char *key : keys)
-    if (const Value *v = md.get(key); v && v->isInteger())
-      return v->asInteger();
+static int64_t firstInteger(const json::Object &md,
+                            std::initializer_list<StringRef> keys) {
+  for (StringRef key : keys)
+    if (std::optional<int64_t> v = md.getInteger(key))
+      return *v;
   return -1;
 }
-
 int64_t ManifestKernel::registers() const {
   return firstInteger(metadata, {"registers", "vgpr_count"});
 }
@@ -23,10 +25,8 @@ int64_t ManifestKernel::localBytes() const {
 }
 
 const ManifestObject *
-ManifestVariant::findKernel(const std::string &kernel,
+ManifestVariant::findKernel(StringRef kernel,
                             const ManifestKernel **info) const {
-  if (info)
-    *info = nullptr;
   bool anyListed = false;
   for (const ManifestObject &object : objects)
     for (const ManifestKernel &k : object.kernels) {
@@ -38,110 +38,119 @@ ManifestVariant::findKernel(const std::string &kernel,
       }
     }
   // PTX (format=isa) objects carry no kernel table: trust the spec's name.
-  if (!anyListed && objects.size() == 1)
-    return &objects.front();
-  return nullptr;
+  return !anyListed && objects.size() == 1 ? &objects.front() : nullptr;
 }
 
 std::vector<std::string> SweepManifest::kernelNames() const {
   std::vector<std::string> names;
   for (const ManifestVariant &v : variants)
     for (const ManifestObject &o : v.objects)
-      for (const ManifestKernel &k : o.kernels) {
-        bool seen = false;
-        for (const std::string &n : names)
-          seen |= n == k.name;
-        if (!seen)
+      for (const ManifestKernel &k : o.kernels)
+        if (!is_contained(names, k.name))
           names.push_back(k.name);
-      }
   return names;
 }
 
-static std::string stringAt(const Value &obj, const char *key) {
-  const Value *v = obj.get(key);
-  return v && v->isString() ? v->asString() : std::string();
+bool fromJSON(const json::Value &value, ManifestKernel &k, json::Path path) {
+  json::ObjectMapper map(value, path);
+  const json::Object *md = value.getAsObject()
+                               ? value.getAsObject()->getObject("metadata")
+                               : nullptr;
+  if (md)
+    k.metadata = *md;
+  return map && map.map("name", k.name);
 }
 
-bool readSweepManifest(const std::string &dir, SweepManifest &m,
-                       std::string &error) {
-  m = SweepManifest();
-  m.dir = dir;
-  std::string path = dir + "/manifest.json", text;
-  if (!readFile(path, text, error)) {
-    error += " (is '" + dir + "' a fly-tune --out-dir?)";
+bool fromJSON(const json::Value &value, ManifestObject &o, json::Path path) {
+  json::ObjectMapper map(value, path);
+  int64_t size = -1;
+  return map && map.mapOptional("gpu_module", o.gpuModule) &&
+         map.mapOptional("format", o.format) && map.mapOptional("size", size) &&
+         map.mapOptional("kernels", o.kernels) &&
+         (o.size = size < 0 ? kMaxObjectBytes : static_cast<uint64_t>(size),
+          true);
+}
+
+bool fromJSON(const json::Value &value, ManifestVariant &v, json::Path path) {
+  json::ObjectMapper map(value, path);
+  std::string status;
+  v.index = -1;
+  if (!map || !map.map("id", v.id) || !map.mapOptional("index", v.index) ||
+      !map.mapOptional("hints", v.hints) ||
+      !map.mapOptional("status", status) ||
+      !map.mapOptional("error", v.error) ||
+      !map.mapOptional("object_hash", v.objectHash) ||
+      !map.mapOptional("duplicate_of", v.duplicateOf) ||
+      !map.mapOptional("files", v.files) ||
+      !map.mapOptional("objects", v.objects))
+    return false;
+  if (const json::Value *h = value.getAsObject()->get("hint_set"))
+    v.hintSet = *h;
+  v.ok = status == "ok";
+  // Names are joined to the out-dir: nothing may point outside it.
+  if (!isPlainFileName(v.id)) {
+    path.field("id").report("not a plain file name (no '/', '.' or '..')");
     return false;
   }
-  Value root;
-  std::string jsonError;
-  if (!json::parse(text, root, jsonError)) {
-    error = path + ":" + jsonError;
-    return false;
-  }
-  const Value *variants = root.get("variants");
-  if (!variants || !variants->isArray()) {
-    error = path + ": no \"variants\" list: not a fly-tune manifest";
-    return false;
-  }
-  m.target = stringAt(root, "target");
-  m.baseKey = stringAt(root, "base_key");
-  m.input = stringAt(root, "input");
-  size_t colon = m.target.find(':');
-  m.family = m.target.substr(0, colon);
-  m.chip = colon == std::string::npos ? "" : m.target.substr(colon + 1);
-  for (const Value &v : variants->asArray()) {
-    ManifestVariant out;
-    if (const Value *i = v.get("index"); i && i->isInteger())
-      out.index = static_cast<int>(i->asInteger());
-    else
-      out.index = static_cast<int>(m.variants.size());
-    out.id = stringAt(v, "id");
-    out.hints = stringAt(v, "hints");
-    if (const Value *h = v.get("hint_set"))
-      out.hintSet = *h;
-    out.ok = stringAt(v, "status") == "ok";
-    out.error = stringAt(v, "error");
-    out.objectHash = stringAt(v, "object_hash");
-    if (const Value *d = v.get("duplicate_of"); d && d->isInteger())
-      out.duplicateOf = static_cast<int>(d->asInteger());
-    std::vector<std::string> files;
-    if (const Value *f = v.get("files"); f && f->isArray())
-      for (const Value &name : f->asArray())
-        if (name.isString())
-          files.push_back(name.asString());
-    if (const Value *objects = v.get("objects"); objects && objects->isArray()) {
-      for (const Value &o : objects->asArray()) {
-        ManifestObject object;
-        object.gpuModule = stringAt(o, "gpu_module");
-        object.format = stringAt(o, "format");
-        // The writer names objects "<id>.<gpu_module><extension>".
-        std::string prefix = out.id + "." + object.gpuModule + ".";
-        for (const std::string &file : files)
-          if (file.rfind(prefix, 0) == 0 && file.size() > prefix.size() &&
-              file.find('.', prefix.size()) == std::string::npos)
-            object.file = dir + "/" + file;
-        if (const Value *ks = o.get("kernels"); ks && ks->isArray())
-          for (const Value &k : ks->asArray()) {
-            ManifestKernel kernel;
-            kernel.name = stringAt(k, "name");
-            if (const Value *md = k.get("metadata"))
-              kernel.metadata = *md;
-            object.kernels.push_back(std::move(kernel));
-          }
-        out.objects.push_back(std::move(object));
-      }
-    }
-    if (out.id.empty()) {
-      error = path + ": variant #" + std::to_string(m.variants.size()) +
-              " has no \"id\"";
+  for (size_t i = 0; i < v.files.size(); ++i)
+    if (!isPlainFileName(v.files[i])) {
+      path.field("files").index(i).report(
+          "not a plain file name (no '/', '.' or '..')");
       return false;
     }
-    m.variants.push_back(std::move(out));
-  }
-  if (m.variants.empty()) {
-    error = path + ": the manifest lists no variants";
-    return false;
-  }
   return true;
+}
+
+Expected<SweepManifest> parseSweepManifest(StringRef text, StringRef dir) {
+  std::string where = (dir + "/manifest.json").str();
+  Expected<json::Value> root = json::parse(text);
+  if (!root)
+    return createStringError(where + ":" + toString(root.takeError()));
+  SweepManifest m;
+  m.dir = dir.str();
+
+  json::Path::Root top("manifest");
+  json::ObjectMapper map(*root, top);
+  if (!map || !map.map("variants", m.variants) ||
+      !map.mapOptional("target", m.target))
+    return createStringError(where + ": " + toString(top.getError()) +
+                             " (not a fly-tune manifest?)");
+  if (m.variants.empty())
+    return createStringError(where + ": the manifest lists no variants");
+  std::tie(m.family, m.chip) = StringRef(m.target).split(':');
+  for (size_t i = 0; i < m.variants.size(); ++i) {
+    ManifestVariant &v = m.variants[i];
+    if (v.index < 0)
+      v.index = static_cast<int>(i);
+    for (ManifestObject &object : v.objects) {
+      // The writer names objects "<id>.<gpu_module><extension>".
+      std::string prefix = v.id + "." + object.gpuModule + ".";
+      for (StringRef file : v.files)
+        if (file.starts_with(prefix) && file.size() > prefix.size() &&
+            file.find('.', prefix.size()) == StringRef::npos)
+          object.file = (dir + "/" + file).str();
+    }
+  }
+  return m;
+}
+
+Expected<SweepManifest> readSweepManifest(StringRef dir) {
+  Expected<std::string> text =
+      readRegularFile((dir + "/manifest.json").str(), 256 << 20);
+  if (!text)
+    return createStringError(toString(text.takeError()) + " (is '" + dir +
+                             "' a fly-tune --out-dir?)");
+  return parseSweepManifest(*text, dir);
+}
+
+Expected<std::string> readObject(const ManifestObject &object) {
+  Expected<std::string> bytes =
+      readRegularFile(object.file, std::min(object.size, kMaxObjectBytes));
+  if (bytes && object.size != kMaxObjectBytes && bytes->size() != object.size)
+    return createStringError("'%s' is %zu bytes, the manifest says %llu",
+                             object.file.c_str(), bytes->size(),
+                             (unsigned long long)object.size);
+  return bytes;
 }
 
 } // namespace fly::rt

@@ -7,6 +7,7 @@
 #include "fly/Replay/Manifest.h"
 #include "fly/Replay/Replay.h"
 #include "fly/Snapshot/Snapshot.h"
+#include "fly/Support/OutputDirectory.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -69,6 +70,14 @@ void FlySnapshotPass::runOnOperation() {
   if (failed(hintSets))
     return signalPassFailure();
 
+  // An unusable out-dir is reported before anything compiles.
+  if (!outDir.empty())
+    if (Error err = fly::OutputDirectory::check(outDir)) {
+      emitError(module.getLoc())
+          << "fly-snapshot: out-dir: " << toString(std::move(err));
+      return signalPassFailure();
+    }
+
   if (!snapshotFile.empty() &&
       failed(fly::writeSnapshot(module, snapshotFile, *format)))
     return signalPassFailure();
@@ -77,8 +86,12 @@ void FlySnapshotPass::runOnOperation() {
 
   fly::ReplayPlanOptions planOptions;
   planOptions.reuseIsa = reuseIsa;
-  FailureOr<fly::ReplayPlan> plan =
-      fly::buildReplayPlan(module, binaryPass, *hintSets, planOptions);
+  FailureOr<fly::BinaryPassOptions> binaryPassOptions =
+      fly::parseBinaryPass(binaryPass, module.getLoc());
+  if (failed(binaryPassOptions))
+    return signalPassFailure();
+  FailureOr<fly::ReplayPlan> plan = fly::buildReplayPlan(
+      module, *binaryPassOptions, *hintSets, planOptions);
   if (failed(plan))
     return signalPassFailure();
   fly::ExecutorOptions executorOptions;

@@ -130,6 +130,15 @@ int main(int argc, char **argv) {
     ++failures;
   flyResultDestroy(badSource);
 
+  /* sourceSize 0 (a caller that forgot the length) is named as such. */
+  FlyResult emptySource =
+      flyCompilerCompile(compiler, source, 0, pipeline, NULL, "rocdl:gfx942");
+  printf("empty source: succeeded=%d error=%s\n",
+         flyResultSucceeded(emptySource), flyResultGetError(emptySource));
+  if (flyResultSucceeded(emptySource))
+    ++failures;
+  flyResultDestroy(emptySource);
+
   flyCompilerDestroy(compiler);
   free(source);
   printf("failures: %d\n", failures);

@@ -232,7 +232,7 @@ module attributes {gpu.container_module} {
 [{"waves_per_eu": 2}, {"maxnreg": [64]}]
 
 //--- hints-file-missing.mlir
-// expected-error@+1 {{fly-snapshot: invalid hints file: cannot read hints file}}
+// expected-error@+1 {{fly-snapshot: invalid hints file: hints file: cannot read}}
 module attributes {gpu.container_module} {
   gpu.module @kernels [#rocdl.target<chip = "gfx942">] {
     llvm.func @k() attributes {gpu.kernel, rocdl.kernel} {

@@ -12,6 +12,8 @@
 #include "fly/Pipeline/ReplayInstrumentation.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Replay/Replay.h"
+#include "fly/Support/OutputDirectory.h"
+#include "fly/Support/ToolOptions.h"
 #include "fly/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -88,6 +90,12 @@ int main(int argc, char **argv) {
                     "--fly-hints-file\n";
     return 1;
   }
+  if (!outDirOpt.empty())
+    if (llvm::Error err = fly::OutputDirectory::check(outDirOpt)) {
+      llvm::errs() << "fly-opt: error: --fly-out-dir: "
+                   << llvm::toString(std::move(err)) << "\n";
+      return 1;
+    }
 
   std::mutex variantsMutex;
   std::vector<fly::VariantResult> variants;
@@ -99,7 +107,10 @@ int main(int argc, char **argv) {
     if (hintSets.empty())
       return success();
     fly::ReplayInstrumentation::Options options;
-    options.jobs = jobsOpt;
+    std::string jobsNote;
+    options.jobs = fly::clampJobs(jobsOpt, &jobsNote);
+    if (!jobsNote.empty())
+      llvm::errs() << "fly-opt: note: " << jobsNote << "\n";
     options.reuseIsa = reuseIsaOpt;
     // The replays get the same debugging aids as the main pipeline.
     options.configurePassManager = [](PassManager &replayPM) {

@@ -13,6 +13,9 @@
 #include "fly/Compiler/SplitCompiler.h"
 #include "fly/Executor/WorkDir.h"
 #include "fly/Replay/Manifest.h"
+#include "fly/Support/OutputDirectory.h"
+#include "fly/Support/SafeFile.h"
+#include "fly/Support/ToolOptions.h"
 #include "fly/Transforms/Passes.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -260,6 +263,13 @@ int main(int argc, char **argv) {
   if ((family != "rocdl" && family != "nvvm") || chip.empty())
     return fail("--target must be rocdl:<chip> or nvvm:<sm_XX>, got '" +
                 targetOpt + "'");
+  // Checked before anything compiles: a bad format or out-dir used to be
+  // found after the whole sweep (or never).
+  if (!formatOpt.empty())
+    if (llvm::Error err = fly::checkObjectFormat(formatOpt))
+      return fail("--format: " + llvm::toString(std::move(err)));
+  if (llvm::Error err = fly::OutputDirectory::check(outDirOpt))
+    return fail("--out-dir: " + llvm::toString(std::move(err)));
 
   fly::CompileJob job;
   job.chip = targetOpt;
@@ -268,10 +278,10 @@ int main(int argc, char **argv) {
     job.source = kBundledKernel;
     job.sourceName = "<bundled tile_matmul.mlir>";
   } else {
-    auto buffer = llvm::MemoryBuffer::getFile(inputOpt, /*IsText=*/false);
+    // A regular file only: a FIFO or device would hang or never end.
+    auto buffer = fly::readRegularFile(inputOpt, /*maxBytes=*/1ull << 30);
     if (!buffer)
-      return fail("cannot read '" + inputOpt +
-                  "': " + buffer.getError().message());
+      return fail(llvm::toString(buffer.takeError()));
     job.source = (*buffer)->getBuffer().str();
     job.sourceName = inputOpt;
   }
@@ -315,7 +325,10 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
 
   fly::SplitCompilerOptions options = fly::SplitCompilerOptions::fromEnvironment();
-  options.jobs = jobsOpt;
+  std::string jobsNote;
+  options.jobs = fly::clampJobs(jobsOpt, &jobsNote);
+  if (!jobsNote.empty())
+    llvm::WithColor::note(llvm::errs(), "fly-tune") << jobsNote << "\n";
   options.executor = *executor;
   options.planDir = writePlanOpt;
   options.reuseIsa = reuseIsaOpt;

@@ -16,6 +16,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
 
 #include <memory>
 #include <mutex>
@@ -31,29 +32,49 @@ namespace fly {
 
 /// A per-key lock shared with other processes (a LockFileManager lock file
 /// beside the entry). Released when destroyed; a lock whose owner died is
-/// taken over.
+/// taken over. The locks this process holds are kept in a process-wide
+/// registry: a key this process already holds (another thread, a repeated
+/// hint set) is never waited on, and a lock file naming this process that
+/// the registry does not know (left by a killed process whose pid this one
+/// reuses, as in containers) is stale and taken over.
 class CacheKeyLock {
 public:
   enum class State {
     Owned,        // We compute the entry.
     OwnedByOther, // Another process computes it: wait(), then look it up.
-    Unavailable,  // No lock possible (cache off, directory unusable).
+    Unavailable,  // No lock (cache off, directory unusable, held by this
+                  // process, or waiting timed out): compute without it.
   };
-  explicit CacheKeyLock(std::string entryPath);
+  /// FLY_CACHE_LOCK_TIMEOUT's default, in seconds.
+  static constexpr unsigned kDefaultTimeoutSeconds = 120;
+
+  explicit CacheKeyLock(std::string entryPath,
+                        unsigned timeoutSeconds = kDefaultTimeoutSeconds);
   CacheKeyLock(); // Unavailable.
   ~CacheKeyLock();
 
   State getState() const { return state; }
-  /// Waits for the other owner to finish (at most `maxSeconds`). Afterwards
-  /// the lock is tried again: the state says whether it is now ours.
-  void wait(unsigned maxSeconds = 600);
+  /// Waits for the other owner to finish, saying on stderr who holds the
+  /// lock (pid, host) and for how long, at most `maxSeconds` (default: the
+  /// timeout given at construction). Afterwards the lock is tried again: the
+  /// state says whether it is now ours; after a timeout it is Unavailable
+  /// (compute without the lock) and timedOut() is true.
+  void wait(std::optional<unsigned> maxSeconds = std::nullopt);
+  bool timedOut() const { return gaveUp; }
+
+  /// FLY_CACHE_LOCK_TIMEOUT: whole seconds, 0-86400. A malformed value is
+  /// an error (the caller warns and uses the default).
+  static llvm::Expected<unsigned> timeoutFromEnvironment();
 
 private:
   void tryLock();
+  void release();
 
   std::string path;
   std::unique_ptr<llvm::LockFileManager> manager;
   State state = State::Unavailable;
+  unsigned timeoutSeconds = kDefaultTimeoutSeconds;
+  bool gaveUp = false;
 };
 
 struct CacheConfig {
@@ -113,11 +134,27 @@ private:
   llvm::StringMap<std::string> memory;
   std::vector<std::string> warnings;
   bool diskUsable = true;
+  unsigned lockTimeoutSeconds = CacheKeyLock::kDefaultTimeoutSeconds;
 };
 
-/// Frames `payload` for disk, and checks and unframes it.
-std::string frameCacheEntry(llvm::StringRef payload);
-std::optional<llvm::StringRef> unframeCacheEntry(llvm::StringRef data);
+/// The parts of a disk entry: the key it was stored under
+/// ("<kind>:<digest>"), the toolchain that wrote it, and the payload.
+struct CacheEntryFrame {
+  llvm::StringRef key;
+  llvm::StringRef toolchain;
+  llvm::StringRef payload;
+};
+
+/// Frames `payload` for disk under `key` ("<kind>:<digest>", no newline)
+/// with `toolchain` (default: getToolchainFingerprint()); the checksum
+/// covers key, toolchain and payload.
+std::string frameCacheEntry(llvm::StringRef key, llvm::StringRef payload,
+                            std::optional<llvm::StringRef> toolchain = {});
+/// Checks a frame (magic, length, checksum) and splits it.
+std::optional<CacheEntryFrame> unframeCacheEntry(llvm::StringRef data);
+
+/// The largest disk entry read (1 GiB): larger files are refused unread.
+constexpr uint64_t kMaxCacheEntryBytes = 1ull << 30;
 
 } // namespace fly
 

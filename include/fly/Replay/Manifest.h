@@ -16,9 +16,10 @@ llvm::json::Object variantToJSON(const VariantResult &result,
                                  llvm::ArrayRef<std::string> files);
 
 /// Writes, per successful variant, `<id>.mlir` (its gpu.binary ops) and one
-/// raw object per gpu.module (`<id>.<module><ext>`), then `manifest.json`
-/// describing every variant, failed ones included. Each file is written to
-/// a temporary and renamed into place. `sweep` holds the manifest's
+/// raw object per gpu.module (`<id>.<module><ext>`, the module name
+/// sanitised), then `manifest.json` describing every variant, failed ones
+/// included. The out-dir is replaced as a whole (OutputDirectory): on an
+/// error the previous one is left as it was. `sweep` holds the manifest's
 /// top-level fields besides `variants`.
 llvm::Error writeSweepOutputs(llvm::StringRef outDir,
                               llvm::ArrayRef<VariantResult> results,

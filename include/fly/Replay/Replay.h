@@ -13,6 +13,7 @@
 #define FLY_REPLAY_REPLAY_H
 
 #include "fly/Hints/HintSet.h"
+#include "fly/Replay/BinaryPass.h"
 #include "fly/Replay/ReplayPlan.h"
 #include "fly/Replay/SharedIsa.h"
 #include "fly/Replay/VariantResult.h"
@@ -27,7 +28,8 @@
 namespace fly {
 
 struct ReplayConfig {
-  /// The binary pass with its options, as a textual pipeline element.
+  /// The binary pass with its options, as a textual pipeline element (read
+  /// once, by parseBinaryPass).
   std::string binaryPass = "gpu-module-to-binary";
   /// Variants compiled at once; 0 = the context's thread count (1 when
   /// multithreading is off). Bounds how many hinted copies are alive.
@@ -46,13 +48,11 @@ struct ReplayConfig {
 using PipelineRunner = llvm::function_ref<mlir::LogicalResult(
     mlir::OpPassManager &pipeline, mlir::ModuleOp container)>;
 
-/// Builds the one-pass pipeline for `binaryPass` plus `extraOpts` appended to
-/// its `opts=` option, nested one level (container -> variant). Checks that it
-/// is exactly one gpu-module-to-binary. Returns the effective textual form of
-/// the binary pass in `effective`.
-mlir::FailureOr<mlir::OpPassManager>
-buildReplayPipeline(llvm::StringRef binaryPass, llvm::StringRef extraOpts,
-                    mlir::Location loc, std::string *effective = nullptr);
+/// The replay pipeline: the binary pass built from `options` with
+/// `extraOpts` appended to its `opts`, nested one level (container ->
+/// variant).
+mlir::OpPassManager buildReplayPipeline(const BinaryPassOptions &options,
+                                        llvm::StringRef extraOpts);
 
 /// How a planned replay runs (what it compiles is the plan's).
 struct ReplayOptions {
@@ -95,22 +95,8 @@ mlir::LogicalResult prepareSharedIsa(mlir::ModuleOp source,
                                      bool nestInSource,
                                      PipelineRunner runPipeline);
 
-/// Whether the binary pass makes linked objects (bin, fatbin) rather than
-/// LLVM IR or ISA.
-bool binaryPassLinksObjects(llvm::StringRef binaryPass);
-
-/// The value of option `name` in a printed pass such as
-/// `gpu-module-to-binary{format=fatbin opts={-v -O3} toolkit=}` ("" if unset).
-std::string getPassOption(llvm::StringRef printed, llvm::StringRef name);
-
 /// Marks each successful variant whose objects equal an earlier variant's.
 void markDuplicates(std::vector<VariantResult> &results);
-
-/// Returns `binaryPass` with `options` (e.g. "format=isa") set, printed in
-/// full; fails with a diagnostic at `loc` if they do not apply.
-mlir::FailureOr<std::string> setBinaryPassOptions(llvm::StringRef binaryPass,
-                                                  llvm::StringRef options,
-                                                  mlir::Location loc);
 
 /// After a crash unwound a replay on this thread (CrashRecoveryContext),
 /// unregisters its diagnostic capture, whose frame is gone.

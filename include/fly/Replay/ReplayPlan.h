@@ -16,6 +16,7 @@
 #define FLY_REPLAY_REPLAYPLAN_H
 
 #include "fly/Hints/HintSet.h"
+#include "fly/Replay/BinaryPass.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -36,7 +37,8 @@ struct PlanEntry {
   /// What the hint set appends to the binary pass's `opts` ("" for none):
   /// variants with different extraOpts need their own pass instance.
   std::string extraOpts;
-  /// The binary pass exactly as this variant runs it.
+  /// The binary pass exactly as this variant runs it, printed (what
+  /// manifests and cache keys record).
   std::string binaryPass;
   /// The earlier entry whose variant module is identical (exact, on
   /// context-uniqued attributes): this one copies its outcome.
@@ -50,7 +52,7 @@ struct PlanEntry {
 
 struct ReplayPlan {
   /// The binary pass as the pipeline gives it (before hint opts).
-  std::string binaryPass;
+  BinaryPassOptions binaryPass;
   /// Compile shared ISA once per isaGroup, then assemble per variant.
   bool reuseIsa = false;
   std::vector<PlanEntry> entries;
@@ -72,7 +74,7 @@ struct ReplayPlanOptions {
 /// each hint set needs. Emits located errors and fails if any check fails;
 /// nothing has compiled then.
 mlir::FailureOr<ReplayPlan> buildReplayPlan(mlir::ModuleOp preBinary,
-                                            llvm::StringRef binaryPass,
+                                            const BinaryPassOptions &binaryPass,
                                             llvm::ArrayRef<HintSet> hintSets,
                                             const ReplayPlanOptions &options);
 

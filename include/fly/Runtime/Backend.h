@@ -1,12 +1,9 @@
 //===- Backend.h - Load, launch and time GPU kernels ------------*- C++ -*-===//
 //
 // One interface, two backends: CUDA (the driver API, dlopen'ed from
-// libcuda.so.1 at run time, so nothing links against CUDA) and HIP (a plugin,
-// libFlyRuntimeHip.so, that links libamdhip64 and is itself dlopen'ed, so
-// fly-run starts on machines without ROCm). Neither links MLIR or LLVM.
-//
-// Header-only on purpose: the HIP plugin implements this interface without
-// linking the runtime library.
+// libcuda.so.1) and HIP (the plugin libFlyRuntimeHip.so, itself dlopen'ed),
+// so fly-run starts on machines without either. Plain C++, header-only: the
+// plugin implements it without linking LLVM or the runtime library.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,22 +18,16 @@
 
 namespace fly::rt {
 
-/// Success, or what went wrong. `fault` marks errors that poison the device
-/// context (illegal address, launch failure, ...). With CUDA such a "sticky"
-/// error poisons the whole process: no new context helps, the process must
-/// exit. runSweep() therefore only touches the device in worker processes.
+/// Success, or what went wrong. `fault` marks a "sticky" error (illegal
+/// address, launch failure, ...) that poisons the whole process: runSweep()
+/// only touches the device in worker processes. Plain C++, not llvm::Error:
+/// the HIP plugin implements this interface without linking LLVM.
 struct Status {
-  bool ok = true;
-  bool fault = false;
+  bool ok = true, fault = false;
   std::string message;
-
   static Status success() { return {}; }
   static Status error(std::string message, bool fault = false) {
-    Status s;
-    s.ok = false;
-    s.fault = fault;
-    s.message = std::move(message);
-    return s;
+    return {false, fault, std::move(message)};
   }
   explicit operator bool() const { return ok; }
 };
@@ -49,17 +40,17 @@ enum class OpenResult {
   Error,     ///< a device is there but could not be opened
 };
 
+/// "NVIDIA H200", "sm_90" (or "gfx942"), bytes, "CUDA driver API 13.0".
 struct DeviceInfo {
   int ordinal = 0;
-  std::string name; ///< "NVIDIA H200"
-  std::string arch; ///< "sm_90", "gfx942"
+  std::string name, arch;
   size_t totalMemory = 0;
-  std::string runtimeVersion; ///< "CUDA driver 13.0", "HIP 5.2"
+  std::string runtimeVersion;
 };
 
 struct KernelAttributes {
-  int registers = -1;     ///< per thread (VGPRs on AMD)
-  int64_t localBytes = -1; ///< per-thread local (spill) memory / scratch
+  int registers = -1;       ///< per thread (VGPRs on AMD)
+  int64_t localBytes = -1;  ///< per-thread local (spill) memory / scratch
   int64_t sharedBytes = -1; ///< static shared memory
   int maxThreadsPerBlock = -1;
 };
@@ -87,15 +78,14 @@ public:
   /// fault (see Status::fault): only a new process does.
   virtual Status reset() = 0;
 
+  /// Modules and buffers live until the (worker) process ends.
   virtual Status loadModule(const std::string &image, ModuleHandle &module) = 0;
-  virtual Status unloadModule(ModuleHandle module) = 0;
   virtual Status getFunction(ModuleHandle module, const std::string &name,
                              FunctionHandle &function) = 0;
   virtual Status getAttributes(FunctionHandle function,
                                KernelAttributes &attributes) = 0;
 
   virtual Status allocate(size_t bytes, DevicePtr &ptr) = 0;
-  virtual Status release(DevicePtr ptr) = 0;
   virtual Status copyToDevice(DevicePtr dst, const void *src, size_t bytes) = 0;
   virtual Status copyToHost(void *dst, DevicePtr src, size_t bytes) = 0;
   virtual Status copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes) = 0;

@@ -1,41 +1,8 @@
-//===- LaunchSpec.h - How to launch one kernel: grid, buffers, args -*- C++ -*-===//
+//===- LaunchSpec.h - How to launch one kernel ------------------*- C++ -*-===//
 //
-// A launch spec is a JSON file beside a kernel:
-//
-//   {
-//     "kernel": "tile_matmul_grid",            // optional if there is one
-//     "grid": [16, 32], "block": [16, 16],     // 1 to 3 entries each
-//     "shared_bytes": 0,                       // dynamic shared memory
-//     "buffers": {                             // device buffers, by name
-//       "A": {"type": "f32", "size": [4096, 4096], "init": "random", "seed": 1},
-//       "C": {"type": "f32", "size": 16777216, "init": "zeros", "output": true}
-//     },
-//     "args": [                                // kernel parameters, in order
-//       {"kind": "memref2d", "buffer": "A", "shape": [4096, 4096]},
-//       {"kind": "buffer", "buffer": "C"},       // one pointer
-//       {"kind": "scalar", "type": "i64", "value": 4096}
-//     ],
-//     "reference": {"kind": "matmul", "a": "A", "b": "B", "c": "C",
-//                   "m": 4096, "n": 4096, "k": 4096, "samples": 4096},
-//     "tolerance": {"rtol": 1e-4, "atol": 1e-3},
-//     "timing": {"warmup": 3, "repetitions": 10, "min_time_ms": 200,
-//                "max_repetitions": 200}
-//   }
-//
-// Buffer "size" counts elements (an array is multiplied out). "type" is f32
-// or i32. "init" is zeros, iota, random (uniform in "range", default [-1, 1)
-// for f32, [0, 100] for i32, with "seed") or constant:<value>. Every run
-// starts from the initial contents ("restore" semantics), so in-place
-// kernels time the same work each repetition. "output": true marks the
-// buffers compared between variants (default: every buffer).
-//
-// "memref2d" expands into the 7 parameters of MLIR's memref descriptor
-// (allocated ptr, aligned ptr, offset, size0, size1, stride0, stride1) over
-// one buffer; "strides" defaults to row-major and "offset" to 0. A kernel
-// compiled for a statically shaped memref (memref<4096x4096xf32>) takes its
-// sizes, strides and offset from the type and reads only the aligned
-// pointer, so for it these must simply agree with the type; they matter for
-// dynamic shapes and layouts (memref<?x?xf32, strided<[?, 1], offset: ?>>).
+// A JSON file beside a kernel: grid, block, buffers, the kernel's arguments
+// (pointers, memrefs of any rank, scalars), a host reference, tolerance and
+// timing. README.md ("fly-run") lists the keys; see examples/*.launch.json.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +11,8 @@
 
 #include "fly/Runtime/Backend.h"
 
+#include "llvm/Support/Error.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -51,93 +20,99 @@
 
 namespace fly::rt {
 
-enum class ElementType { F32, I32 };
-enum class ScalarType { I32, I64, F32 };
-
-const char *elementTypeName(ElementType type);
+enum class ElementType { I8, I16, I32, I64, F16, BF16, F32, F64 };
+llvm::StringRef elementTypeName(ElementType type);
 size_t elementSize(ElementType type);
+/// Reads element `i` of `data` as a double.
+double readElement(ElementType type, const uint8_t *data, size_t i);
+
+/// Limits that keep a hostile spec cheap to reject.
+constexpr uint64_t kMaxSpecBytes = 16 << 20;
+constexpr size_t kMaxBuffers = 4096, kMaxArgs = 4096, kMaxRank = 16;
+constexpr uint64_t kMaxBufferElements = uint64_t(1) << 40;
 
 struct BufferSpec {
-  enum class Init { Zeros, Iota, Random, Constant };
+  enum class Init { Zeros, Iota, Random, Constant, File };
   std::string name;
   ElementType type = ElementType::F32;
-  size_t elements = 0;
+  uint64_t elements = 0;
   Init init = Init::Zeros;
   uint64_t seed = 0;
   double low = 0, high = 0; ///< random range
   double constant = 0;
+  std::string file; ///< Init::File, resolved against the spec's directory
   bool output = false;
-  size_t bytes() const { return elements * elementSize(type); }
+  uint64_t bytes() const { return elements * elementSize(type); }
 };
 
 struct ArgSpec {
-  enum class Kind { Buffer, Memref2D, Scalar };
+  enum class Kind { Buffer, Memref, Scalar };
   Kind kind = Kind::Scalar;
-  int buffer = -1;     ///< index into LaunchSpec::buffers
-  int64_t offset = 0;  ///< elements
-  int64_t sizes[2] = {0, 0};
-  int64_t strides[2] = {0, 0};
-  ScalarType scalarType = ScalarType::I64;
-  int64_t intValue = 0;
-  double floatValue = 0;
+  int buffer = -1;    ///< index into LaunchSpec::buffers
+  int64_t offset = 0; ///< elements
+  std::vector<int64_t> sizes, strides;
+  ElementType scalarType = ElementType::I64;
+  int64_t intValue = 0; ///< a scalar's bits in its type
 };
 
-/// One kernel parameter after expansion (memref2d gives 7).
-struct ParamSlot {
-  int size = 8;       ///< bytes
-  std::string what;   ///< "A.aligned", "n (i64)", ...
-};
-
-/// C = A * B over row-major f32 buffers, checked in double on the host.
-struct MatmulReference {
-  int a = -1, b = -1, c = -1;
+struct ReferenceSpec {
+  enum class Kind { Matmul, File };
+  Kind kind = Kind::Matmul;
+  int a = -1, b = -1, c = -1; ///< c: the buffer checked (both kinds)
   int64_t m = 0, n = 0, k = 0;
   int64_t rows[2] = {0, 0}, cols[2] = {0, 0}; ///< [begin, end) of C checked
   int64_t samples = 4096; ///< entries checked; 0 = all of the region
   uint64_t seed = 12345;
+  std::string file; ///< Kind::File: the expected bytes of buffer c
 };
 
 struct Tolerance {
-  double rtol = 1e-5;
-  double atol = 1e-6;
+  double rtol = 1e-5, atol = 1e-6;
 };
 
+/// At least `repetitions` timed runs and `minTimeMs`, at most
+/// `maxRepetitions` runs, after `warmup` runs.
 struct TimingSpec {
-  int warmup = 3;
-  int repetitions = 10;     ///< at least this many timed runs
-  double minTimeMs = 200;   ///< ... and at least this much timed kernel time
-  int maxRepetitions = 200; ///< ... but never more than this many
+  int warmup = 3, repetitions = 10, maxRepetitions = 200;
+  double minTimeMs = 200;
 };
 
 struct LaunchSpec {
   std::string path;
+  std::string text;   ///< as read: part of the best-config fingerprint
   std::string kernel; ///< empty: the manifest's only kernel
   Dim3 grid, block;
   unsigned sharedBytes = 0;
-  std::vector<BufferSpec> buffers;
+  std::vector<BufferSpec> buffers; ///< sorted by name
   std::vector<ArgSpec> args;
-  std::optional<MatmulReference> reference;
+  std::optional<ReferenceSpec> reference;
   Tolerance tolerance;
   TimingSpec timing;
 
-  std::vector<ParamSlot> params() const;
+  /// The kernel parameters' sizes in bytes, after expansion.
+  std::vector<unsigned> params() const;
   /// The buffers compared between variants.
   std::vector<int> outputs() const;
-  int findBuffer(const std::string &name) const;
+  uint64_t totalBytes() const;
 };
 
-/// Parses and validates a spec; `error` says what and where on failure.
-bool parseLaunchSpec(const std::string &text, const std::string &path,
-                     LaunchSpec &spec, std::string &error);
-bool readLaunchSpec(const std::string &path, LaunchSpec &spec,
-                    std::string &error);
+/// Parses and validates a spec; errors name the file and the JSON path.
+llvm::Expected<LaunchSpec> parseLaunchSpec(llvm::StringRef text,
+                                           llvm::StringRef path);
+llvm::Expected<LaunchSpec> readLaunchSpec(llvm::StringRef path);
 
-/// Fills `out` with a buffer's initial contents.
-void initializeBuffer(const BufferSpec &buffer, std::vector<unsigned char> &out);
+/// SplitMix64: the deterministic generator of random buffers and samples.
+inline uint64_t splitMix64(uint64_t &state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
 
-/// Reads a whole file; false with `error` set when it cannot.
-bool readFile(const std::string &path, std::string &contents,
-              std::string &error);
+/// The buffers' initial contents on the host (files read, allocation
+/// failures reported, never thrown).
+llvm::Expected<std::vector<std::string>>
+initializeBuffers(const LaunchSpec &spec);
 
 } // namespace fly::rt
 

@@ -1,17 +1,12 @@
 //===- Sweep.h - Load, check and time every variant of a sweep --*- C++ -*-===//
 //
-// For each variant of a fly-tune out-dir: load its object, read the
-// driver-reported kernel attributes, run it once from the spec's initial
-// buffers and compare the outputs with a reference (the spec's host
-// reference if it names one, and the first variant that passes), then time
-// every passing variant. A variant that fails to load, faults or differs is
-// reported and excluded; the sweep goes on.
-//
-// The device is only ever touched in worker processes (fork): a kernel
-// fault (illegal address, ...) poisons CUDA for the whole process, so after
-// one the worker reports it and exits, and a fresh worker carries on with
-// the remaining variants. A worker that dies or stops making progress (a
-// hung kernel) is killed and the variant it was running is excluded.
+// Per variant: load its object, read the driver's kernel attributes, run it
+// once from the spec's initial buffers, compare the outputs with the host
+// reference and the first passing variant, then time the passing ones. A
+// variant that fails to load, faults or differs is excluded; the sweep goes
+// on. Only worker processes touch the device: a fault poisons CUDA for the
+// whole process, so a fresh worker carries on; a worker that dies or hangs
+// is killed and its variant excluded.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,20 +23,18 @@
 
 namespace fly::rt {
 
-using BackendFactory = std::function<std::unique_ptr<Backend>(std::string &why)>;
+using BackendFactory =
+    std::function<std::unique_ptr<Backend>(std::string &why)>;
+BackendFactory backendFactory(llvm::StringRef name); ///< "cuda" or "hip"
 
 struct SweepOptions {
-  /// Makes the backend (null with `why` set if it cannot); called in the
-  /// worker processes only.
+  /// Makes the backend; called in the worker processes only.
   BackendFactory makeBackend;
   int device = 0;
-  /// A worker silent for this long is killed (the variant it was running is
-  /// excluded as hung).
+  /// A worker silent for this long is killed (its variant excluded as hung).
   double variantTimeoutS = 300;
   /// Overrides of the spec's timing (negative: keep the spec's).
-  int warmup = -1;
-  int repetitions = -1;
-  int maxRepetitions = -1;
+  int warmup = -1, repetitions = -1, maxRepetitions = -1;
   double minTimeMs = -1;
   /// Variant ids (or indices) to run; empty: all.
   std::vector<std::string> only;
@@ -55,7 +48,9 @@ struct Stats {
   int count = 0;
   double median = 0, min = 0, max = 0, q1 = 0, q3 = 0, mean = 0;
   /// Interquartile range relative to the median, in percent.
-  double iqrPercent() const { return median > 0 ? 100 * (q3 - q1) / median : 0; }
+  double iqrPercent() const {
+    return median > 0 ? 100 * (q3 - q1) / median : 0;
+  }
 };
 Stats computeStats(std::vector<double> samples);
 
@@ -71,40 +66,32 @@ enum class VariantState {
 const char *stateName(VariantState state);
 
 struct Comparison {
-  size_t checked = 0;
-  size_t mismatches = 0;
+  uint64_t checked = 0, mismatches = 0;
   double maxAbsError = 0;
-  std::string firstMismatch; ///< "C[12345]: 1.5 vs 1.25"
+  std::string firstMismatch; ///< "C[12345]: 1.5, expected 1.25"
 };
 
-struct VariantOutcome {
-  int index = 0;
-  std::string id;
-  std::string hints;
-  json::Value hintSet;
-  std::optional<int> duplicateOf;
-  std::string objectFile;
-  VariantState state = VariantState::Skipped;
+/// What a worker measures of one variant (the part that crosses processes).
+struct Measurement {
+  VariantState state = VariantState::Pending;
   std::string message;
-
-  int64_t manifestRegisters = -1;
-  int64_t manifestLocalBytes = -1;
+  int64_t manifestRegisters = -1, manifestLocalBytes = -1;
   KernelAttributes driver;
+  Comparison againstHost, againstVariant;
+  std::vector<double> timesMs;
+};
+
+struct VariantOutcome : Measurement {
+  const ManifestVariant *variant = nullptr;
+  std::string objectFile;
+  Stats stats;
   bool registersMatch() const {
     return manifestRegisters < 0 || driver.registers < 0 ||
            manifestRegisters == driver.registers;
   }
-
-  Comparison againstHost;
-  Comparison againstVariant;
-  std::vector<double> timesMs;
-  Stats stats;
 };
 
 struct SweepResult {
-  /// Not Ok: the worker could not open the device (openMessage says why).
-  OpenResult open = OpenResult::Ok;
-  std::string openMessage;
   DeviceInfo device;
   int workers = 0; ///< worker processes used (1 + restarts after faults)
   std::string kernel;
@@ -113,23 +100,24 @@ struct SweepResult {
   int baseline = -1;         ///< the default (first) hint set, if it passed
   int winner = -1;
   size_t hostSamples = 0;
-  std::string fatal; ///< set when the sweep could not run at all
+  std::string fatal; ///< set when the sweep stopped early
 };
 
-/// Checks the spec against the manifest before any device is touched: picks
-/// the kernel, and compares the expanded parameter list with the cubin's
-/// own parameter table. False with `error` when they disagree.
-bool checkSpecAgainstManifest(const LaunchSpec &spec,
-                              const SweepManifest &manifest,
-                              std::string &kernel, std::string &error);
+/// Picks the kernel and, for cubins, compares the expanded parameter list
+/// with the kernel's own parameter table, before any device is touched.
+llvm::Expected<std::string>
+checkSpecAgainstManifest(const LaunchSpec &spec, const SweepManifest &manifest);
 
-SweepResult runSweep(const LaunchSpec &spec, const SweepManifest &manifest,
-                     const std::string &kernel, const SweepOptions &options);
+/// The sweep; an error only when the device could not be opened for it.
+llvm::Expected<SweepResult> runSweep(const LaunchSpec &spec,
+                                     const SweepManifest &manifest,
+                                     const std::string &kernel,
+                                     const SweepOptions &options);
 
 /// Opens the device in a short-lived child process (so that this process
 /// never initialises the GPU runtime, and can fork workers) and reports it.
-OpenResult probeDevice(const BackendFactory &make,
-                       int ordinal, DeviceInfo &info, std::string &message);
+OpenResult probeDevice(const BackendFactory &make, int ordinal,
+                       DeviceInfo &info, std::string &message);
 
 } // namespace fly::rt
 

@@ -63,8 +63,19 @@ def main():
     # Every object file in the directory is listed by some variant.
     listed = {name for v in variants for name in v["files"]}
     for name in sorted(os.listdir(out_dir)):
-        if name != "manifest.json" and name not in listed:
+        if name not in ("manifest.json", ".fly-outdir") and name not in listed:
             print(f"unlisted file {name}")
+    # .fly-outdir records exactly the files fly wrote (the next run removes
+    # those and keeps everything else).
+    record_path = os.path.join(out_dir, ".fly-outdir")
+    if os.path.exists(record_path):
+        with open(record_path) as f:
+            recorded = {line.strip() for line in f
+                        if line.strip() and not line.startswith("#")}
+        if recorded != listed | {"manifest.json"}:
+            print(f"out-dir record differs: {sorted(recorded ^ (listed | {'manifest.json'}))}")
+    else:
+        print("no out-dir record")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 // Exports the driver entry points fly-run's CUDA backend uses. Device memory
 // is host memory; modules are cubins read with fly's own .nv.info reader;
 // "launching" tile_matmul / tile_matmul_grid computes their 8x16-per-thread
-// tiles on the host in the kernel's own order (fmaf over k), checking every
+// tiles on the host in the kernel's own order (fmaf over k), and
+// scale_1d(memref<?xf32> x, memref<?xf32> y) computes y[i] = 2 x[i] + 1 for
+// the i < size covered by the grid (Inputs/scale_1d.mlir), checking every
 // access against the allocations (out of bounds: CUDA_ERROR_ILLEGAL_ADDRESS,
 // which, as with the real driver, poisons the whole process: every later
 // call fails, new contexts included). Each launch advances a fake clock
@@ -19,7 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fly/Runtime/CubinInfo.h"
+#include "fly/Object/CubinInfo.h"
 
 #include <unistd.h>
 
@@ -27,6 +29,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,7 +40,7 @@ using CUdeviceptr = unsigned long long;
 namespace {
 
 struct Module {
-  std::vector<fly::rt::CubinKernel> kernels;
+  std::vector<fly::CubinKernel> kernels;
 };
 struct Event {
   double t = 0;
@@ -66,15 +69,18 @@ bool inBounds(uint64_t begin, uint64_t bytes) {
   return begin >= it->first && begin + bytes <= it->first + it->second;
 }
 
+/// An f32 memref descriptor of rank 1 or 2 as the lowering passes it:
+/// allocated, aligned, offset, sizes[rank], strides[rank].
 struct Memref {
   uint64_t aligned;
-  int64_t offset, size0, size1, stride0, stride1;
-  float *at(int64_t i, int64_t j) const {
+  int64_t offset, size0, size1 = 1, stride0, stride1 = 0;
+  float *at(int64_t i, int64_t j = 0) const {
     return reinterpret_cast<float *>(aligned) + offset + i * stride0 +
            j * stride1;
   }
   bool valid() const {
-    if (size0 <= 0 || size1 <= 0)
+    if (size0 <= 0 || size1 <= 0 || stride0 < 0 || stride1 < 0 ||
+        stride0 > (int64_t(1) << 40) || stride1 > (int64_t(1) << 40))
       return false;
     int64_t last = offset + (size0 - 1) * stride0 + (size1 - 1) * stride1;
     if (offset < 0 || last < offset)
@@ -84,11 +90,13 @@ struct Memref {
   }
 };
 
-Memref memref(void **params, int first) {
-  auto get = [&](int i) { return *static_cast<uint64_t *>(params[first + i]); };
-  return {get(1), static_cast<int64_t>(get(2)), static_cast<int64_t>(get(3)),
-          static_cast<int64_t>(get(4)), static_cast<int64_t>(get(5)),
-          static_cast<int64_t>(get(6))};
+Memref memref(void **params, int first, int rank = 2) {
+  auto get = [&](int i) {
+    return static_cast<int64_t>(*static_cast<uint64_t *>(params[first + i]));
+  };
+  if (rank == 1)
+    return {static_cast<uint64_t>(get(1)), get(2), get(3), 1, get(4), 0};
+  return {static_cast<uint64_t>(get(1)), get(2), get(3), get(4), get(5), get(6)};
 }
 
 } // namespace
@@ -159,13 +167,12 @@ CUresult cuModuleLoadData(void **module, const void *image) {
   std::memcpy(&shnum, bytes + 0x3c, 2);
   std::string text(reinterpret_cast<const char *>(bytes),
                    shoff + uint64_t(shentsize) * shnum);
-  auto *m = new Module();
-  std::string error;
-  if (!fly::rt::readCubinKernels(text, m->kernels, error)) {
-    delete m;
+  auto kernels = fly::readCubinKernels(text);
+  if (!kernels) {
+    llvm::consumeError(kernels.takeError());
     return 200;
   }
-  *module = m;
+  *module = new Module{std::move(*kernels)};
   return 0;
 }
 CUresult cuModuleUnload(void *module) {
@@ -173,7 +180,7 @@ CUresult cuModuleUnload(void *module) {
   return 0;
 }
 CUresult cuModuleGetFunction(void **f, void *module, const char *name) {
-  for (fly::rt::CubinKernel &k : static_cast<Module *>(module)->kernels)
+  for (fly::CubinKernel &k : static_cast<Module *>(module)->kernels)
     if (k.name == name) {
       *f = &k;
       return 0;
@@ -181,7 +188,7 @@ CUresult cuModuleGetFunction(void **f, void *module, const char *name) {
   return 500; // CUDA_ERROR_NOT_FOUND
 }
 CUresult cuFuncGetAttribute(int *v, int attr, void *f) {
-  auto *k = static_cast<fly::rt::CubinKernel *>(f);
+  auto *k = static_cast<fly::CubinKernel *>(f);
   switch (attr) {
   case 0:
     *v = 1024;
@@ -250,8 +257,9 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned,
     return 201;
   if (current->sticky)
     return current->sticky;
-  auto *k = static_cast<fly::rt::CubinKernel *>(f);
-  if (k->params.size() != 21)
+  auto *k = static_cast<fly::CubinKernel *>(f);
+  bool scale = k->name == "scale_1d";
+  if (k->params.size() != (scale ? 10u : 21u))
     return 1;
   fakeClockMs += 1.0 + std::fabs(k->registers - 64) / 64.0;
   if (k->registers == envInt("FAKE_CUDA_HANG_REGS", -1))
@@ -261,6 +269,17 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned,
     std::abort();
   if (k->registers == envInt("FAKE_CUDA_FAULT_REGS", -1))
     return current->sticky = poisoned = 700; // CUDA_ERROR_ILLEGAL_ADDRESS
+  if (scale) {
+    Memref x = memref(params, 0, 1), y = memref(params, 5, 1);
+    if (!x.valid() || !y.valid() || y.size0 < x.size0)
+      return current->sticky = poisoned = 700;
+    int64_t threads = int64_t(gx) * bx;
+    for (int64_t i = 0; i < std::min(threads, x.size0); ++i)
+      *y.at(i) = 2 * *x.at(i) + 1;
+    if (k->registers == envInt("FAKE_CUDA_WRONG_REGS", -1))
+      *y.at(0) += 1.0f;
+    return 0;
+  }
   Memref a = memref(params, 0), b = memref(params, 7), c = memref(params, 14);
   if (!a.valid() || !b.valid() || !c.valid())
     return current->sticky = poisoned = 700;

@@ -1,0 +1,78 @@
+//===- OutputDirectory.h - Out-dirs written whole or not at all -*- C++ -*-===//
+//
+// A sweep's out-dir is replaced as a whole: its files are written into a fresh
+// hidden sibling `.<name>.fly-staging-<pid>-XXXXXX` and, once every file is
+// complete, that directory is swapped with the out-dir in one rename
+// (renameat2 RENAME_EXCHANGE; two renames where the filesystem lacks it).
+// Until the swap the previous out-dir is untouched: an error, a full disk, a
+// signal or a kill leaves it as it was. Files staged so far are removed on
+// SIGINT/SIGTERM; staging directories left by killed runs are removed by the
+// next run into the same out-dir.
+//
+// Concurrent writers of one out-dir take turns on an exclusive lock (flock on
+// the sibling `.<name>.fly-lock`) around the swap: the out-dir always holds
+// the complete output of one run.
+//
+// `.fly-outdir` records the files a run wrote. Files in the out-dir that it
+// does not list (best-config.json of fly-run, the user's notes) are never
+// deleted: they are carried over into the new out-dir by hard link. A
+// foreign subdirectory, or a foreign file with the name of a new output, is
+// refused before anything is replaced.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_SUPPORT_OUTPUTDIRECTORY_H
+#define FLY_SUPPORT_OUTPUTDIRECTORY_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fly {
+
+class OutputDirectory {
+public:
+  /// The record of the files a run wrote, inside each out-dir.
+  static constexpr llvm::StringLiteral kRecordName = ".fly-outdir";
+
+  /// Checks, before anything is compiled, that `path` can be (re)written: it
+  /// is not a file, it and its parent are writable directories (the parent
+  /// is created), and it holds no foreign subdirectory.
+  static llvm::Error check(llvm::StringRef path);
+
+  /// Starts the next version of `path`: creates the staging directory.
+  static llvm::Expected<std::unique_ptr<OutputDirectory>>
+  create(llvm::StringRef path);
+
+  /// Removes the staging directory unless committed.
+  ~OutputDirectory();
+
+  /// Writes file `name` (one plain component) into the staging directory.
+  llvm::Error write(llvm::StringRef name, llvm::StringRef contents);
+
+  /// Replaces the out-dir with the staged files (under the lock, waiting at
+  /// most `lockTimeoutSeconds` for another writer), then removes the
+  /// previous version's recorded files.
+  llvm::Error commit(unsigned lockTimeoutSeconds = 300);
+
+  const std::string &getPath() const { return path; }
+  const std::string &getStagingPath() const { return staging; }
+
+private:
+  OutputDirectory(std::string path, std::string staging);
+  void removeStaging();
+
+  std::string path;
+  std::string staging;
+  std::vector<std::string> written;
+  llvm::StringSet<> writtenNames;
+  bool committed = false;
+};
+
+} // namespace fly
+
+#endif // FLY_SUPPORT_OUTPUTDIRECTORY_H

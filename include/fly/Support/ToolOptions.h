@@ -1,0 +1,29 @@
+//===- ToolOptions.h - Tool options checked before compiling ----*- C++ -*-===//
+//
+// Option values that used to be discovered late (or never): an object format
+// gpu-module-to-binary does not know, and a --jobs count that starts
+// thousands of threads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_SUPPORT_TOOLOPTIONS_H
+#define FLY_SUPPORT_TOOLOPTIONS_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace fly {
+
+/// An error unless `format` is one that gpu-module-to-binary accepts
+/// (offloading/llvm, assembly/isa, binary/bin, fatbinary/fatbin).
+llvm::Error checkObjectFormat(llvm::StringRef format);
+
+/// `requested` threads, at most 4 x the hardware threads (0: unchanged, the
+/// tool's default). `note` says why when it was lowered.
+unsigned clampJobs(unsigned requested, std::string *note = nullptr);
+
+} // namespace fly
+
+#endif // FLY_SUPPORT_TOOLOPTIONS_H

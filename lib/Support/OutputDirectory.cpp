@@ -1,0 +1,444 @@
+//===- OutputDirectory.cpp - Out-dirs written whole or not at all ---------===//
+
+#include "fly/Support/OutputDirectory.h"
+
+#include "fly/Support/FileName.h"
+#include "fly/Support/SafeFile.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Signals.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <signal.h>
+#include <unistd.h>
+
+using namespace llvm;
+
+namespace fly {
+
+static Error fail(const Twine &message) {
+  return createStringError(inconvertibleErrorCode(), message);
+}
+
+static std::string errnoMessage() {
+  return std::error_code(errno, std::generic_category()).message();
+}
+
+/// The out-dir without trailing separators, split into parent and name.
+static Expected<std::pair<std::string, std::string>>
+splitOutDir(StringRef path) {
+  StringRef trimmed = path;
+  while (trimmed.size() > 1 && sys::path::is_separator(trimmed.back()))
+    trimmed = trimmed.drop_back();
+  StringRef name = sys::path::filename(trimmed);
+  if (trimmed.empty() || name == "." || name == ".." || name == "/")
+    return fail("out-dir '" + path +
+                "' must name a directory of its own (it is replaced as a "
+                "whole), e.g. 'out' or 'runs/out'");
+  StringRef parent = sys::path::parent_path(trimmed);
+  return std::make_pair(parent.empty() ? std::string(".") : parent.str(),
+                        name.str());
+}
+
+static std::string sibling(StringRef parent, const Twine &name) {
+  SmallString<256> path(parent);
+  sys::path::append(path, name);
+  return std::string(path);
+}
+
+static std::string stagingPrefix(StringRef name) {
+  return ("." + name + ".fly-staging-").str();
+}
+
+//===----------------------------------------------------------------------===//
+// Staging directories alive in this process, for the signal handler and for
+// the stale-staging sweep.
+//===----------------------------------------------------------------------===//
+
+static std::mutex liveMutex;
+static StringSet<> liveStaging;
+// One path, copied for the async-signal-safe interrupt handler (rmdir).
+static char signalStaging[4096];
+static std::atomic<bool> signalStagingSet{false};
+
+/// getdents64's record (not exported by glibc).
+struct LinuxDirent64 {
+  uint64_t d_ino;
+  int64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[1];
+};
+
+static void onInterrupt() {
+  // LLVM has already removed the staged files it knows (RemoveFileOnSignal).
+  // The writing thread may have created one since (the signal can run on
+  // another thread), and a TempFile registers itself only after creating its
+  // file: empty the directory with async-signal-safe calls only (no malloc,
+  // no opendir), then remove it. What a writer creates after the last pass
+  // is removed by the next run into the out-dir (removeStaleStaging).
+  if (signalStagingSet.load()) {
+    int fd = ::open(signalStaging, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    alignas(8) static char buffer[8192];
+    for (int pass = 0; fd >= 0 && pass < 4; ++pass) {
+      ::lseek(fd, 0, SEEK_SET);
+      long n;
+      while ((n = ::syscall(SYS_getdents64, fd, buffer, sizeof(buffer))) > 0)
+        for (long at = 0; at < n;) {
+          auto *entry = reinterpret_cast<LinuxDirent64 *>(buffer + at);
+          at += entry->d_reclen;
+          const char *name = entry->d_name;
+          if (entry->d_type != DT_DIR && std::strcmp(name, ".") &&
+              std::strcmp(name, ".."))
+            ::unlinkat(fd, name, 0);
+        }
+      if (::rmdir(signalStaging) == 0)
+        break;
+    }
+    if (fd >= 0)
+      ::close(fd);
+  }
+  // The handler restored the default actions before calling this: re-raise
+  // to end the process as interrupted.
+  ::raise(SIGINT);
+}
+
+static void registerLive(StringRef staging) {
+  std::lock_guard<std::mutex> lock(liveMutex);
+  liveStaging.insert(staging);
+  if (!signalStagingSet.load() && staging.size() < sizeof(signalStaging)) {
+    std::memcpy(signalStaging, staging.data(), staging.size());
+    signalStaging[staging.size()] = '\0';
+    signalStagingSet.store(true);
+    sys::SetInterruptFunction(onInterrupt);
+  }
+}
+
+static void unregisterLive(StringRef staging) {
+  std::lock_guard<std::mutex> lock(liveMutex);
+  liveStaging.erase(staging);
+  if (signalStagingSet.load() && staging == StringRef(signalStaging)) {
+    signalStagingSet.store(false);
+    sys::SetInterruptFunction(nullptr);
+  }
+}
+
+/// Removes the regular files (and symlinks) directly inside `dir`, then
+/// `dir`; subdirectories are left (and with them `dir`).
+static void removeFlatDirectory(StringRef dir) {
+  std::error_code ec;
+  for (sys::fs::directory_iterator it(dir, ec, /*follow_symlinks=*/false), end;
+       it != end && !ec; it.increment(ec))
+    if (it->type() != sys::fs::file_type::directory_file)
+      sys::fs::remove(it->path());
+  sys::fs::remove(dir);
+}
+
+/// Staging directories of `name` whose process is gone (killed runs) are
+/// removed; so are those of this process id that this process does not
+/// own (a container reusing the pid of a killed run).
+static void removeStaleStaging(StringRef parent, StringRef name) {
+  std::string prefix = stagingPrefix(name);
+  std::error_code ec;
+  for (sys::fs::directory_iterator it(parent, ec, /*follow_symlinks=*/false),
+       end;
+       it != end && !ec; it.increment(ec)) {
+    StringRef entry = sys::path::filename(it->path());
+    if (!entry.starts_with(prefix) ||
+        it->type() != sys::fs::file_type::directory_file)
+      continue;
+    int pid;
+    if (entry.drop_front(prefix.size()).split('-').first.getAsInteger(10, pid))
+      continue;
+    bool alive = pid != sys::Process::getProcessId()
+                     ? (::kill(pid, 0) == 0 || errno == EPERM)
+                     : [&] {
+                         std::lock_guard<std::mutex> lock(liveMutex);
+                         return liveStaging.contains(it->path());
+                       }();
+    if (!alive)
+      removeFlatDirectory(it->path());
+  }
+}
+
+static Expected<StringSet<>> readRecord(StringRef dir) {
+  StringSet<> names;
+  std::string recordPath = sibling(dir, OutputDirectory::kRecordName);
+  if (!sys::fs::exists(recordPath))
+    return names;
+  Expected<std::unique_ptr<MemoryBuffer>> buffer =
+      readRegularFile(recordPath, 64 << 20);
+  if (!buffer)
+    return buffer.takeError();
+  SmallVector<StringRef> lines;
+  (*buffer)->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef line : lines)
+    if (!line.starts_with("#") && isPlainFileName(line))
+      names.insert(line);
+  return names;
+}
+
+/// A subdirectory of the out-dir that fly did not write, if any.
+static std::optional<std::string>
+findForeignDirectory(StringRef dir, const StringSet<> &record) {
+  std::error_code ec;
+  for (sys::fs::directory_iterator it(dir, ec, /*follow_symlinks=*/false), end;
+       it != end && !ec; it.increment(ec)) {
+    StringRef entry = sys::path::filename(it->path());
+    if (it->type() == sys::fs::file_type::directory_file &&
+        !record.contains(entry))
+      return entry.str();
+  }
+  return std::nullopt;
+}
+
+Error OutputDirectory::check(StringRef path) {
+  Expected<std::pair<std::string, std::string>> split = splitOutDir(path);
+  if (!split)
+    return split.takeError();
+  auto &[parent, name] = *split;
+  sys::fs::file_status status;
+  if (!sys::fs::status(path, status) && sys::fs::exists(status)) {
+    if (!sys::fs::is_directory(status))
+      return fail("out-dir '" + path + "' exists and is not a directory");
+    if (sys::fs::access(path, sys::fs::AccessMode::Write))
+      return fail("out-dir '" + path + "' is not writable");
+    Expected<StringSet<>> record = readRecord(path);
+    if (!record)
+      return fail("out-dir '" + path + "': " + toString(record.takeError()));
+    if (std::optional<std::string> foreign =
+            findForeignDirectory(path, *record))
+      return fail("out-dir '" + path + "' holds a directory '" + *foreign +
+                  "' that fly did not write; move it or choose another "
+                  "out-dir (fly replaces the out-dir as a whole)");
+  }
+  if (std::error_code ec = sys::fs::create_directories(parent))
+    return fail("cannot create '" + parent + "' for out-dir '" + path +
+                "': " + ec.message());
+  if (sys::fs::access(parent, sys::fs::AccessMode::Write))
+    return fail("out-dir '" + path + "' cannot be replaced: its parent '" +
+                parent + "' is not writable");
+  return Error::success();
+}
+
+OutputDirectory::OutputDirectory(std::string path, std::string staging)
+    : path(std::move(path)), staging(std::move(staging)) {}
+
+Expected<std::unique_ptr<OutputDirectory>>
+OutputDirectory::create(StringRef outDir) {
+  if (Error err = check(outDir))
+    return std::move(err);
+  // Absolute: unique names are made under the temporary directory
+  // otherwise. A symlinked out-dir is replaced where it points.
+  SmallString<256> real(outDir);
+  if (std::error_code ec = sys::fs::make_absolute(real))
+    return fail("out-dir '" + outDir + "': " + ec.message());
+  while (real.size() > 1 && sys::path::is_separator(real.back()))
+    real.pop_back();
+  if (sys::fs::is_symlink_file(real) && sys::fs::real_path(outDir, real))
+    return fail("cannot resolve the out-dir symlink '" + outDir + "'");
+  outDir = real;
+  auto [parent, name] = cantFail(splitOutDir(outDir));
+  // The name is known to the signal handler before the directory exists:
+  // an interrupt at any point after mkdir removes it.
+  std::string prefix = sibling(parent, stagingPrefix(name) +
+                                           Twine(sys::Process::getProcessId()));
+  std::string staging;
+  std::error_code ec = std::make_error_code(std::errc::file_exists);
+  for (int attempt = 0; attempt < 100 && ec == std::errc::file_exists;
+       ++attempt) {
+    staging =
+        prefix + "-" +
+        utohexstr(sys::Process::GetRandomNumber() & 0xffffff, true, 6);
+    registerLive(staging);
+    ec = sys::fs::create_directory(staging, /*IgnoreExisting=*/false);
+    if (ec)
+      unregisterLive(staging);
+  }
+  if (ec)
+    return fail("cannot create a staging directory beside out-dir '" + outDir +
+                "': " + ec.message());
+  return std::unique_ptr<OutputDirectory>(
+      new OutputDirectory(outDir.str(), std::string(staging)));
+}
+
+OutputDirectory::~OutputDirectory() {
+  if (!committed)
+    removeStaging();
+}
+
+void OutputDirectory::removeStaging() {
+  for (const std::string &file : written) {
+    std::string full = sibling(staging, file);
+    sys::fs::remove(full);
+    sys::DontRemoveFileOnSignal(full);
+  }
+  removeFlatDirectory(staging);
+  unregisterLive(staging);
+}
+
+Error OutputDirectory::write(StringRef name, StringRef contents) {
+  if (!isPlainFileName(name) || name == kRecordName)
+    return fail("refusing to write '" + name + "' in out-dir '" + path +
+                "': not a plain file name");
+  if (!writtenNames.insert(name).second)
+    return fail("two outputs are named '" + name + "' in out-dir '" + path +
+                "'");
+  std::string full = sibling(staging, name);
+  sys::RemoveFileOnSignal(full);
+  written.push_back(name.str());
+  int fd;
+  if (std::error_code ec = sys::fs::openFileForWrite(
+          full, fd, sys::fs::CD_CreateNew, sys::fs::OF_None))
+    return fail("cannot write '" + full + "': " + ec.message());
+  raw_fd_ostream os(fd, /*shouldClose=*/true);
+  os << contents;
+  os.close();
+  if (os.has_error()) {
+    std::error_code ec = os.error();
+    // Cleared: a stream destroyed with an error is a fatal error.
+    os.clear_error();
+    return fail("cannot write '" + full + "': " + ec.message());
+  }
+  return Error::success();
+}
+
+Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
+  auto [parent, name] = cantFail(splitOutDir(path));
+
+  // The record of what this run wrote, for the next run's clean-up.
+  std::string record = "# files written by fly into this out-dir; files not "
+                       "listed here are never deleted\n";
+  for (const std::string &file : written)
+    record += file + "\n";
+  {
+    std::string full = sibling(staging, kRecordName);
+    sys::RemoveFileOnSignal(full);
+    written.push_back(kRecordName.str());
+    if (Error err = writeFileAtomically(full, record))
+      return err;
+  }
+
+  // One writer at a time from here on.
+  std::string lockPath = sibling(parent, "." + name + ".fly-lock");
+  int lockFd;
+  if (std::error_code ec = sys::fs::openFileForWrite(
+          lockPath, lockFd, sys::fs::CD_OpenAlways, sys::fs::OF_None))
+    return fail("cannot create the lock file '" + lockPath +
+                "': " + ec.message());
+  llvm::scope_exit closeLock([&] { ::close(lockFd); });
+  if (sys::fs::tryLockFile(lockFd)) {
+    errs() << "fly: another run is writing out-dir '" << path
+           << "'; waiting for it (at most " << lockTimeoutSeconds << " s)\n";
+    if (std::error_code ec = sys::fs::tryLockFile(
+            lockFd, std::chrono::seconds(lockTimeoutSeconds)))
+      return fail("another run kept out-dir '" + path + "' locked ('" +
+                  lockPath + "') for " + Twine(lockTimeoutSeconds) +
+                  " s; nothing was replaced");
+  }
+  llvm::scope_exit unlock([&] { sys::fs::unlockFile(lockFd); });
+  removeStaleStaging(parent, name);
+
+  // Foreign files of the current out-dir are carried over by hard link.
+  bool exists = sys::fs::is_directory(path);
+  StringSet<> previous;
+  std::vector<std::string> carried;
+  if (exists) {
+    Expected<StringSet<>> read = readRecord(path);
+    if (!read)
+      return fail("out-dir '" + path + "': " + toString(read.takeError()));
+    previous = std::move(*read);
+    std::error_code ec;
+    for (sys::fs::directory_iterator it(path, ec, /*follow_symlinks=*/false),
+         end;
+         it != end && !ec; it.increment(ec)) {
+      StringRef entry = sys::path::filename(it->path());
+      if (entry == kRecordName || previous.contains(entry))
+        continue;
+      if (it->type() == sys::fs::file_type::directory_file)
+        return fail("out-dir '" + path + "' holds a directory '" + entry +
+                    "' that fly did not write; nothing was replaced");
+      if (writtenNames.contains(entry))
+        return fail("out-dir '" + path + "' holds '" + entry +
+                    "', which fly did not write, and a new output has that "
+                    "name; move it or choose another out-dir; nothing was "
+                    "replaced");
+      std::string link = sibling(staging, entry);
+      sys::RemoveFileOnSignal(link);
+      if (std::error_code lec = sys::fs::create_hard_link(it->path(), link)) {
+        sys::DontRemoveFileOnSignal(link);
+        return fail("out-dir '" + path + "' holds '" + entry +
+                    "', which fly did not write and cannot carry over (" +
+                    lec.message() + "); nothing was replaced");
+      }
+      carried.push_back(entry.str());
+    }
+    if (ec)
+      return fail("cannot list out-dir '" + path + "': " + ec.message());
+  }
+
+  std::string old;
+  if (!exists) {
+    if (::rename(staging.c_str(), path.c_str()))
+      return fail("cannot move the new out-dir into place at '" + path +
+                  "': " + errnoMessage());
+  } else if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, path.c_str(),
+                         RENAME_EXCHANGE) == 0) {
+    old = staging; // now holds the previous out-dir
+  } else {
+    // No atomic exchange on this filesystem: move the old one aside first.
+    SmallString<256> aside;
+    if (std::error_code ec = sys::fs::createUniqueDirectory(
+            sibling(parent, stagingPrefix(name) +
+                                Twine(sys::Process::getProcessId()) + "-old"),
+            aside))
+      return fail("cannot replace out-dir '" + path + "': " + ec.message());
+    sys::fs::remove(aside);
+    if (::rename(path.c_str(), aside.c_str()))
+      return fail("cannot replace out-dir '" + path + "': " + errnoMessage());
+    if (::rename(staging.c_str(), path.c_str())) {
+      std::string message = errnoMessage();
+      ::rename(aside.c_str(), path.c_str());
+      return fail("cannot replace out-dir '" + path + "': " + message);
+    }
+    old = std::string(aside);
+  }
+  committed = true;
+  for (const std::string &file : written)
+    sys::DontRemoveFileOnSignal(sibling(staging, file));
+  for (const std::string &file : carried)
+    sys::DontRemoveFileOnSignal(sibling(staging, file));
+  unregisterLive(staging);
+
+  // The previous version: its recorded files, and the links of the files
+  // carried over (alive in the new out-dir), are removed.
+  if (!old.empty()) {
+    for (const auto &entry : previous)
+      sys::fs::remove(sibling(old, entry.getKey()));
+    for (const std::string &file : carried)
+      sys::fs::remove(sibling(old, file));
+    sys::fs::remove(sibling(old, kRecordName));
+    if (sys::fs::remove(old))
+      errs() << "fly: warning: the previous out-dir, kept at '" << old
+             << "', holds files written meanwhile by something else\n";
+  }
+  return Error::success();
+}
+
+} // namespace fly

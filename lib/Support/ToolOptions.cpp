@@ -1,0 +1,43 @@
+//===- ToolOptions.cpp - Tool options checked before compiling ------------===//
+
+#include "fly/Support/ToolOptions.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Threading.h"
+
+#include <algorithm>
+
+using namespace llvm;
+
+namespace fly {
+
+Error checkObjectFormat(StringRef format) {
+  // gpu-module-to-binary's `format` values (mlir/lib/Dialect/GPU).
+  static constexpr StringLiteral kFormats[] = {
+      "offloading", "llvm", "assembly",  "isa",
+      "binary",     "bin",  "fatbinary", "fatbin"};
+  if (is_contained(kFormats, format))
+    return Error::success();
+  return createStringError(
+      std::errc::invalid_argument,
+      "unknown object format '%s' (expected one of: bin, fatbin, isa, llvm; "
+      "or binary, fatbinary, assembly, offloading)",
+      format.str().c_str());
+}
+
+unsigned clampJobs(unsigned requested, std::string *note) {
+  unsigned hardware =
+      std::max(1u, hardware_concurrency().compute_thread_count());
+  unsigned limit = 4 * hardware;
+  if (requested <= limit)
+    return requested;
+  if (note)
+    *note = formatv("--jobs={0} lowered to {1} (4 x {2} hardware threads): "
+                    "more threads only cost memory",
+                    requested, limit, hardware)
+                .str();
+  return limit;
+}
+
+} // namespace fly
