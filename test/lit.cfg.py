@@ -76,7 +76,6 @@ if os.access(fly_run, os.X_OK):
     if fly_run_probe("hip"):
         config.available_features.add("hip-device")
 
-
 # Disk-full tests mount a small tmpfs: only where mounting works (root with
 # CAP_SYS_ADMIN); elsewhere they are unsupported.
 def can_mount_tmpfs():
@@ -100,6 +99,34 @@ def can_mount_tmpfs():
 
 if can_mount_tmpfs():
     config.available_features.add("tmpfs-mount")
+
+# Slurm (test/Slurm): the test cluster of scripts/slurm-local.sh, never the
+# user's SLURM_CONF. The feature is set only when its controller answers.
+slurm_conf = os.environ.get("FLY_TEST_SLURM_CONF") or os.path.join(
+    os.environ.get("FLY_SLURM_RUN", "/tmp/fly-slurm"), "slurm.conf")
+config.environment.pop("SLURM_CONF", None)
+if shutil.which("scontrol") is None:
+    lit_config.note("test/Slurm skipped: Slurm is not installed "
+                    "(scripts/slurm-local.sh start installs and starts it)")
+elif not os.path.exists(slurm_conf):
+    # (scontrol would look for a controller in DNS without it.)
+    lit_config.note("test/Slurm skipped: no test cluster (" + slurm_conf +
+                    " does not exist; scripts/slurm-local.sh start)")
+else:
+    try:
+        slurm_up = subprocess.run(
+            ["scontrol", "ping"], env=dict(os.environ, SLURM_CONF=slurm_conf),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            timeout=20).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        slurm_up = False
+    if slurm_up:
+        config.available_features.add("slurm")
+        config.environment["SLURM_CONF"] = slurm_conf
+    else:
+        lit_config.note("test/Slurm skipped: no controller answers "
+                        "'scontrol ping' with SLURM_CONF=" + slurm_conf +
+                        " (scripts/slurm-local.sh start)")
 
 # The docs test (test/Docs) skips blocks whose toolchain is missing.
 config.substitutions.append(

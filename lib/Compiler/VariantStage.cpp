@@ -83,7 +83,9 @@ LogicalResult SplitCompiler::runVariants(ModuleOp preBinary,
   ExecutorOptions executorOptions = options.executorOptions;
   executorOptions.jobs = options.jobs;
   std::unique_ptr<ReplayExecutor> executor =
-      createReplayExecutor(options.executor, executorOptions);
+      options.makeExecutor
+          ? options.makeExecutor()
+          : createReplayExecutor(options.executor, executorOptions);
   auto runner = [&](OpPassManager &pipeline, ModuleOp container) {
     return runPipeline(pipeline, container, /*dump=*/false);
   };

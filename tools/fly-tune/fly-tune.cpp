@@ -39,6 +39,7 @@
 #include "llvm/Support/WithColor.h"
 
 #include "BundledExample.inc"
+#include "SlurmOptions.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -47,10 +48,11 @@ using llvm::StringRef;
 // fly-tune's own options, shown first by --help; LLVM's and the --mlir-*
 // pass-manager flags (which apply to both phases) are behind --help-hidden.
 static cl::OptionCategory tuneCategory("Fly-tune options");
-static cl::opt<std::string>
-    inputOpt(cl::Positional,
-             cl::desc("<kernel.mlir> (default: the bundled example)"),
-             cl::init(""), cl::cat(tuneCategory));
+static cl::list<std::string>
+    inputsOpt(cl::Positional,
+              cl::desc("<kernel.mlir>... (default: the bundled example; "
+                       "several with --executor=slurm)"),
+              cl::cat(tuneCategory));
 static cl::opt<std::string> targetOpt(
     "target",
     cl::desc("rocdl:<gfxNNN> or nvvm:<sm_NN> (default: rocdl:gfx942)"),
@@ -266,11 +268,28 @@ int main(int argc, char **argv) {
                ? 1
                : 0;
   }
+  // slurm: the process executor's children as a Slurm job array
+  // (SlurmOptions.h); several inputs go into one array.
+  bool slurm = executorOpt == "slurm";
   std::optional<fly::ExecutorKind> executor =
-      fly::parseExecutorKind(executorOpt);
+      slurm ? fly::ExecutorKind::Process : fly::parseExecutorKind(executorOpt);
   if (!executor)
-    return fail("--executor must be batch, isolated or process, got '" +
+    return fail("--executor must be batch, isolated, process or slurm, got '" +
                 executorOpt + "'");
+  auto progress = [](StringRef line) {
+    if (!quietOpt)
+      llvm::errs() << "fly-tune: " << line << "\n";
+  };
+  if (inputsOpt.size() > 1 || fly::slurmSweepFileGiven()) {
+    if (!slurm)
+      return fail("several inputs (or --sweep) are tuned as one sweep with "
+                  "--executor=slurm; otherwise run fly-tune once per input");
+    fly::CacheConfig cache = fly::CacheConfig::fromEnvironment();
+    return fly::runSlurmSweepCommand(
+        argc, argv, inputsOpt, outDirOpt,
+        cache.enabled && !noCacheOpt ? cache.directory : "", progress);
+  }
+  const std::string inputOpt = inputsOpt.empty() ? "" : inputsOpt.front();
   if (!isolateOpt && executorOpt.getNumOccurrences() == 0)
     executor = fly::ExecutorKind::Batch;
 
@@ -359,6 +378,15 @@ int main(int argc, char **argv) {
   options.reuseIsa = reuseIsaOpt;
   if (noCacheOpt)
     options.cache.enabled = false;
+  if (slurm) {
+    auto slurmOptions = fly::getSlurmExecutorOptions(
+        options.cache.enabled ? options.cache.directory : "", progress);
+    if (!slurmOptions)
+      return fail(llvm::toString(slurmOptions.takeError()));
+    options.makeExecutor = [slurmOptions = *slurmOptions] {
+      return fly::createSlurmExecutor(slurmOptions);
+    };
+  }
   options.configurePassManager = [](PassManager &pm) {
     if (failed(applyPassManagerCLOptions(pm)))
       return failure();

@@ -61,6 +61,9 @@ struct SplitCompilerOptions {
   /// Process executor: the child tool, work directory parent, time limit
   /// (ExecutorOptions::jobs comes from `jobs`).
   ExecutorOptions executorOptions;
+  /// When set, makes the executor instead of `executor` (e.g.
+  /// createSlurmExecutor, SlurmExecutor.h).
+  std::function<std::unique_ptr<ReplayExecutor>()> makeExecutor;
   /// Compile the ISA once for variants that share it (NVVM hint sets that
   /// differ only in maxnreg or ptxas options) and run only ptxas per
   /// variant (ReplayConfig::reuseIsa); the objects are byte-identical.
