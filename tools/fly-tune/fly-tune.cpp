@@ -12,16 +12,21 @@
 #include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
 #include "fly/Executor/WorkDir.h"
+#include "fly/Hints/TargetChips.h"
+#include "fly/Pipeline/TargetPresets.h"
 #include "fly/Replay/Manifest.h"
+#include "fly/Replay/SweepTable.h"
 #include "fly/Support/OutputDirectory.h"
 #include "fly/Support/SafeFile.h"
 #include "fly/Support/ToolOptions.h"
 #include "fly/Transforms/Passes.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -138,29 +143,6 @@ static std::string findRocmToolkit(const char *argv0) {
   return "";
 }
 
-/// The lowering preset for plain gpu-dialect input.
-static std::string presetPipeline(StringRef family, StringRef chip,
-                                  StringRef toolkit) {
-  std::string format = formatOpt;
-  if (format.empty())
-    format = family == "rocdl" ? "fatbin" : "bin";
-  std::string binary = llvm::formatv("gpu-module-to-binary{{format={0} "
-                                     "toolkit={1}}",
-                                     format, toolkit);
-  if (family == "rocdl")
-    return llvm::formatv("builtin.module(canonicalize,cse,"
-                         "rocdl-attach-target{{chip={0} O=3},"
-                         "gpu.module(convert-scf-to-cf,"
-                         "convert-gpu-to-rocdl{{chipset={0}}),"
-                         "reconcile-unrealized-casts,{1})",
-                         chip, binary);
-  return llvm::formatv("builtin.module(canonicalize,cse,"
-                       "nvvm-attach-target{{chip={0} O=3},"
-                       "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm),"
-                       "reconcile-unrealized-casts,{1})",
-                       chip, binary);
-}
-
 /// Hands the variants to fly-run, which sits beside fly-tune and links no
 /// LLVM: the GPU step is the same whether it runs here or on another
 /// machine. Returns fly-run's status (77: no device), or `status` if worse.
@@ -189,12 +171,6 @@ static int runBench(const char *argv0, int status) {
     return 1;
   }
   return benchStatus != 0 ? benchStatus : status;
-}
-
-static std::string metadataCell(const llvm::json::Object &md, StringRef key) {
-  if (std::optional<int64_t> v = md.getInteger(key))
-    return std::to_string(*v);
-  return "-";
 }
 
 int main(int argc, char **argv) {
@@ -245,6 +221,13 @@ int main(int argc, char **argv) {
   if ((family != "rocdl" && family != "nvvm") || chip.empty())
     return fail("--target must be rocdl:<chip> or nvvm:<sm_XX>, got '" +
                 targetOpt + "'");
+  fly::TargetFamily targetFamily =
+      family == "rocdl" ? fly::TargetFamily::ROCDL : fly::TargetFamily::NVVM;
+  if (!fly::isKnownChip(targetFamily, chip))
+    return fail("--target=" + targetOpt + ": LLVM's " +
+                (family == "rocdl" ? "AMDGPU" : "NVPTX") +
+                " backend does not know chip '" + chip + "'; " +
+                fly::suggestChips(targetFamily, chip));
   // Checked before anything compiles: a bad format or out-dir used to be
   // found after the whole sweep (or never).
   if (!formatOpt.empty())
@@ -254,7 +237,9 @@ int main(int argc, char **argv) {
     return fail("--out-dir: " + llvm::toString(std::move(err)));
 
   fly::CompileJob job;
-  job.chip = targetOpt;
+  // Only a preset's label: the source and pipeline, which the key hashes,
+  // say what a --pipeline targets.
+  job.chip = pipelineOpt.empty() ? std::string(targetOpt) : "";
   bool bundled = inputOpt.empty();
   if (bundled) {
     job.source = kBundledKernel;
@@ -298,13 +283,30 @@ int main(int argc, char **argv) {
     return fail("no toolkit found for " + family +
                 ": pass --toolkit=<dir> (a ROCm-shaped folder with "
                 "amdgcn/bitcode and llvm/bin/ld.lld, or the CUDA toolkit)");
-  job.pipeline = pipelineOpt.empty() ? presetPipeline(family, chip, toolkit)
-                                     : std::string(pipelineOpt);
 
   DialectRegistry registry;
   fly::registerCompilerDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+
+  std::string presetNote = "--pipeline";
+  if (pipelineOpt.empty()) {
+    // The preset fits the input: host code or not, targets or not.
+    OwningOpRef<ModuleOp> input = parseSourceString<ModuleOp>(
+        job.source, ParserConfig(&context), job.sourceName);
+    if (!input)
+      return 1;
+    fly::InputShape shape = fly::inspectInput(*input);
+    std::string format = formatOpt;
+    if (format.empty())
+      format = family == "rocdl" ? "fatbin" : "bin";
+    fly::PresetOptions preset{family, chip, format, toolkit};
+    job.pipeline = fly::buildPresetPipeline(preset, shape);
+    presetNote = "preset " + targetOpt + ": " +
+                 fly::describePreset(preset, shape);
+  } else {
+    job.pipeline = pipelineOpt;
+  }
 
   fly::SplitCompilerOptions options = fly::SplitCompilerOptions::fromEnvironment();
   std::string jobsNote;
@@ -328,8 +330,9 @@ int main(int argc, char **argv) {
     };
   fly::SplitCompiler compiler(context, options);
   if (!quietOpt)
-    llvm::errs() << "fly-tune: " << job.sourceName << " for " << targetOpt
-                 << ", " << job.hintSets.size() << " hint sets\n";
+    llvm::errs() << "fly-tune: " << job.sourceName << ", "
+                 << job.hintSets.size() << " hint sets, " << presetNote
+                 << "\n";
   FailureOr<fly::CompileResult> result = compiler.compile(job);
   if (failed(result))
     return 1;
@@ -347,52 +350,16 @@ int main(int argc, char **argv) {
                          ? std::string("cache disabled")
                          : result->cacheExplanation)
                  << "\n";
-  bool nvvm = family == "nvvm";
-  llvm::outs() << llvm::formatv("{0,-3} {1,-36} {2,+9} {3,+5} {4,+5} {5,+7} "
-                                "{6,+8} {7,+8}  {8}\n",
-                                "#", "hint set", "ms", nvvm ? "regs" : "vgpr",
-                                nvvm ? "-" : "sgpr", "spills", "scratch",
-                                "bytes", "note");
-  for (auto [i, v] : llvm::enumerate(result->variants)) {
-    std::string hints = v.hints.canonical();
-    if (hints.empty())
-      hints = "(default)";
-    if (!v.succeeded()) {
-      llvm::outs() << llvm::formatv("{0,-3} {1,-36} FAILED: {2}\n", i, hints,
-                                    StringRef(v.error).split('\n').first);
-      continue;
-    }
-    std::string regs = "-", sgpr = "-", spills = "-", scratch = "-";
-    int64_t bytes = 0;
-    for (const fly::VariantObject &object : v.objects) {
-      bytes += object.bytes.size();
-      for (const fly::KernelInfo &kernel : object.kernels) {
-        const llvm::json::Object &md = kernel.metadata;
-        regs = metadataCell(md, nvvm ? "registers" : "vgpr_count");
-        sgpr = nvvm ? "-" : metadataCell(md, "sgpr_count");
-        if (nvvm) {
-          scratch = metadataCell(md, "frame_bytes");
-        } else {
-          spills = std::to_string(md.getInteger("vgpr_spill_count").value_or(0) +
-                                  md.getInteger("sgpr_spill_count").value_or(0));
-          scratch = metadataCell(md, "private_segment_fixed_size");
-        }
-      }
-    }
-    std::string note = result->variantFromCache[i] ? "cached" : "";
-    if (v.duplicateOf)
-      note += (note.empty() ? "" : ", ") +
-              llvm::formatv("same as #{0}", *v.duplicateOf).str();
-    llvm::outs() << llvm::formatv(
-        "{0,-3} {1,-36} {2,+9} {3,+5} {4,+5} {5,+7} {6,+8} {7,+8}  {8}\n", i,
-        hints, llvm::formatv("{0:f1}", v.replayMs).str(), regs, sgpr, spills,
-        scratch, bytes, note);
-  }
+  fly::printSweepTable(llvm::outs(), result->variants,
+                       result->variantFromCache);
 
   llvm::json::Object report{
       {"tool", "fly-tune"},
       {"input", job.sourceName},
-      {"target", targetOpt},
+      {"target", llvm::join(result->targets, ",")},
+      {"targets", llvm::json::Array(result->targets)},
+      {"preset", pipelineOpt.empty() ? llvm::json::Value(targetOpt)
+                                     : llvm::json::Value(nullptr)},
       {"pipeline", job.pipeline},
       {"prefix", result->prefix},
       {"binary_pass", result->binaryPass},
@@ -411,9 +378,29 @@ int main(int argc, char **argv) {
   for (bool cached : result->variantFromCache)
     fromCache.push_back(cached);
   report["variant_from_cache"] = std::move(fromCache);
+  if (result->mainModule)
+    report["main_module"] = "main.mlir";
   if (llvm::Error err = fly::writeSweepOutputs(outDirOpt, result->variants,
                                                std::move(report)))
     return fail(llvm::toString(std::move(err)));
+  // The host module with the default variant's binaries, after the suffix.
+  if (result->mainModule) {
+    llvm::SmallString<256> mainPath(outDirOpt);
+    llvm::sys::path::append(mainPath, "main.mlir");
+    if (llvm::Error err =
+            llvm::writeToOutput(mainPath, [&](llvm::raw_ostream &os) {
+              result->mainModule->print(os);
+              os << "\n";
+              return llvm::Error::success();
+            }))
+      return fail(llvm::toString(std::move(err)));
+  }
+  if (result->numFailed() == result->variants.size()) {
+    llvm::errs() << "fly-tune: error: all " << result->variants.size()
+                 << " variants failed; " << outDirOpt
+                 << "/manifest.json lists their errors\n";
+    return 1;
+  }
   llvm::outs() << "\nwrote " << result->variants.size() << " variants and "
                << outDirOpt << "/manifest.json\n";
   int status = 0;
