@@ -397,7 +397,8 @@ TEST_F(ApplyHintsTest, SelectorRewritesOneTarget) {
 TEST_F(ApplyHintsTest, TargetsThatWouldBecomeOneAreAnError) {
   parse(kDualModule);
   std::vector<std::string> errors = captureErrors([&] {
-    EXPECT_TRUE(failed(verifyHintsApply(gpuModule, hints("target.chip=gfx942"))));
+    EXPECT_TRUE(
+        failed(verifyHintsApply(gpuModule, hints("target.chip=gfx942"))));
   });
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("makes targets #0"), std::string::npos) << errors[0];
@@ -409,9 +410,8 @@ TEST_F(ApplyHintsTest, TargetsThatWouldBecomeOneAreAnError) {
 TEST_F(ApplyHintsTest, UnknownChipsAndSelectorsAreErrors) {
   parse(kDualModule);
   for (StringRef text : {"target[gfx90a].chip=gfx9422", "target[sm_90].O=1"}) {
-    std::vector<std::string> errors = captureErrors([&] {
-      EXPECT_TRUE(failed(verifyHintsApply(gpuModule, hints(text))));
-    });
+    std::vector<std::string> errors = captureErrors(
+        [&] { EXPECT_TRUE(failed(verifyHintsApply(gpuModule, hints(text)))); });
     EXPECT_EQ(errors.size(), 1u) << text.str();
   }
 }

@@ -191,8 +191,8 @@ LogicalResult verifyHintsApply(gpu::GPUModuleOp gpuModule,
       }
       if (!attr) {
         InFlightDiagnostic diag =
-            hintError(fullKey) << "has a value that is not an MLIR attribute: '"
-                           << value << "'";
+            hintError(fullKey)
+            << "has a value that is not an MLIR attribute: '" << value << "'";
         if (!parseError.empty())
           diag << " (" << parseError << ")";
         return diag;

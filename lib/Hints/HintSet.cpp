@@ -19,7 +19,8 @@ StringRef acceptedHintsHelp() {
   return "waves_per_eu=<0..20> (ROCDL; 0 leaves it unset), "
          "maxnreg=<1..512> (ROCDL amdgpu-num-vgpr; NVVM nvvm.maxnreg, "
          "at most 255), O=<0..3>, fast_fp_math=<0|1>, unsafe_fp_math=<0|1>, "
-         "func.<attr>=<attribute literal>, passthrough.<llvm-fn-attr>=<string>, "
+         "func.<attr>=<attribute literal>, "
+         "passthrough.<llvm-fn-attr>=<string>, "
          "target.<O|triple|chip|features|abi>=<value>, opts=<string>; "
          "target-rewriting hints (O, fast_fp_math, unsafe_fp_math, target.*) "
          "take a selector after their first word to apply to one family or "
@@ -44,8 +45,8 @@ std::optional<HintName> splitHintName(StringRef key) {
     return std::nullopt;
   StringRef selector = key.slice(open + 1, close);
   StringRef rest = key.drop_front(close + 1);
-  if (rest.contains('[') || rest.contains(']') || key.take_front(open).empty() ||
-      key.take_front(open).contains('.') ||
+  if (rest.contains('[') || rest.contains(']') ||
+      key.take_front(open).empty() || key.take_front(open).contains('.') ||
       (!rest.empty() && !rest.starts_with(".")))
     return std::nullopt;
   if (llvm::any_of(selector, [](char c) { return !isAlnum(c) && c != '_'; }))

@@ -54,10 +54,10 @@ std::string buildPresetPipeline(const PresetOptions &options,
                     options.format, options.toolkit);
   if (!input.hostCode) {
     std::string lower =
-        rocdl ? llvm::formatv("convert-gpu-to-rocdl{{chipset={0}}",
-                              options.chip)
-                    .str()
-              : std::string("convert-gpu-to-nvvm");
+        rocdl
+            ? llvm::formatv("convert-gpu-to-rocdl{{chipset={0}}", options.chip)
+                  .str()
+            : std::string("convert-gpu-to-nvvm");
     return llvm::formatv("builtin.module(canonicalize,cse,{0}"
                          "gpu.module(convert-scf-to-cf,{1}),"
                          "reconcile-unrealized-casts,{2})",
@@ -80,8 +80,9 @@ std::string buildPresetPipeline(const PresetOptions &options,
       "gpu.module({3}),gpu.module(canonicalize),gpu.module(cse),"
       "gpu.module(reconcile-unrealized-casts),gpu-to-llvm,{4},"
       "convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts)",
-      rocdl ? "" : "convert-nvgpu-to-nvvm,", rocdl ? "" : "convert-nvvm-to-llvm,",
-      attachTarget(options, input, "2"), device, binary);
+      rocdl ? "" : "convert-nvgpu-to-nvvm,",
+      rocdl ? "" : "convert-nvvm-to-llvm,", attachTarget(options, input, "2"),
+      device, binary);
 }
 
 std::string describePreset(const PresetOptions &options,

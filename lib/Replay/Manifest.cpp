@@ -104,9 +104,9 @@ Error writeSweepOutputs(StringRef outDir, ArrayRef<VariantResult> results,
       // getObjectFileName sanitizes module names (any symbol, "/../x"
       // included) and chips.
       for (const VariantObject &object : result.objects)
-        if (Error err = write(
-                getObjectFileName(result.id, object, result.objects),
-                object.bytes))
+        if (Error err =
+                write(getObjectFileName(result.id, object, result.objects),
+                      object.bytes))
           return err;
     }
     variants.push_back(variantToJSON(result, files));

@@ -16,8 +16,8 @@ namespace fly {
 /// by the kernel's VGPRs rounded up to the allocation granule. gfx90a and
 /// gfx94x/gfx950 have one 512-entry file (VGPRs and AGPRs, granule 8, at
 /// most 8 waves); earlier gfx9 have 256 VGPRs (granule 4, at most 10).
-static std::optional<Occupancy> getGfx9Occupancy(StringRef chip,
-                                                 int64_t vgpr, int64_t agpr) {
+static std::optional<Occupancy> getGfx9Occupancy(StringRef chip, int64_t vgpr,
+                                                 int64_t agpr) {
   if (!chip.starts_with("gfx9") || chip.size() < 6)
     return std::nullopt;
   bool unified = chip.starts_with("gfx90a") || chip.starts_with("gfx94") ||
@@ -107,8 +107,7 @@ std::vector<BestRow> findBestRows(ArrayRef<VariantResult> variants) {
           continue;
         auto rank = rankOf(r);
         auto it = find_if(best, [&](const BestRow &row) {
-          return row.gpuModule == object.gpuModule &&
-                 row.chip == object.chip &&
+          return row.gpuModule == object.gpuModule && row.chip == object.chip &&
                  row.targetIndex == object.targetIndex &&
                  row.kernel == kernel.name;
         });
@@ -148,8 +147,8 @@ void printSweepTable(raw_ostream &os, ArrayRef<VariantResult> variants,
                     StringRef kernel) {
     return any_of(best, [&](const BestRow &row) {
       return row.variant == variant && row.gpuModule == object.gpuModule &&
-             row.chip == object.chip &&
-             row.targetIndex == object.targetIndex && row.kernel == kernel;
+             row.chip == object.chip && row.targetIndex == object.targetIndex &&
+             row.kernel == kernel;
     });
   };
   auto hintsOf = [](const VariantResult &v) {
@@ -204,23 +203,22 @@ void printSweepTable(raw_ostream &os, ArrayRef<VariantResult> variants,
           std::string why = object.registerNote.empty()
                                 ? std::string("no kernels listed")
                                 : object.registerNote;
-          os << formatv("{0,-3} {1,-30} {2,-8} {3,-16} {4,+8} {5} {6,+6} "
-                        "{7,+7} {8,+5} {9,+8}  {10}\n",
-                        i, hintsOf(v), targetLabel(object, v.objects), "-", ms,
-                        amd ? formatv("{0,+5} {1,+5} {2,+5}", "-", "-", "-")
-                                  .str()
-                            : formatv("{0,+5}", "-").str(),
-                        "-", "-", "-", object.bytes.size(),
-                        note.empty() ? why : note + "; " + why);
+          os << formatv(
+              "{0,-3} {1,-30} {2,-8} {3,-16} {4,+8} {5} {6,+6} "
+              "{7,+7} {8,+5} {9,+8}  {10}\n",
+              i, hintsOf(v), targetLabel(object, v.objects), "-", ms,
+              amd ? formatv("{0,+5} {1,+5} {2,+5}", "-", "-", "-").str()
+                  : formatv("{0,+5}", "-").str(),
+              "-", "-", "-", object.bytes.size(),
+              note.empty() ? why : note + "; " + why);
           continue;
         }
         for (const KernelInfo &kernel : object.kernels) {
           KernelResources r = getKernelResources(object, kernel);
-          std::string regs =
-              amd ? formatv("{0,+5} {1,+5} {2,+5}", cell(r.vgpr), cell(r.sgpr),
-                            cell(r.agpr))
-                        .str()
-                  : formatv("{0,+5}", cell(r.regs)).str();
+          std::string regs = amd ? formatv("{0,+5} {1,+5} {2,+5}", cell(r.vgpr),
+                                           cell(r.sgpr), cell(r.agpr))
+                                       .str()
+                                 : formatv("{0,+5}", cell(r.regs)).str();
           std::string rowNote = note;
           if (isBest(v.index, object, kernel.name))
             rowNote = rowNote.empty() ? "best" : "best, " + rowNote;
@@ -242,10 +240,12 @@ void printSweepTable(raw_ostream &os, ArrayRef<VariantResult> variants,
       os << "REGS: registers per thread; spills: not in the cubin (see "
             "stack); stack: local bytes per thread (.nv.info frame size, "
             "spills included); occ: blocks per SM the registers allow at the "
-            "kernel's required or maximum block size (reqntid / maxntid; - when "
+            "kernel's required or maximum block size (reqntid / maxntid; - "
+            "when "
             "it has neither)\n";
     os << "ms: wall time of the compile that made the variant; bytes: "
-          "object size; best: the best row per kernel and target (fewest spills, "
+          "object size; best: the best row per kernel and target (fewest "
+          "spills, "
           "then least scratch/stack, then highest occupancy, then fewest "
           "registers)\n";
   }

@@ -22,8 +22,8 @@
 #include "fly/Transforms/Passes.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -302,8 +302,8 @@ int main(int argc, char **argv) {
       format = family == "rocdl" ? "fatbin" : "bin";
     fly::PresetOptions preset{family, chip, format, toolkit};
     job.pipeline = fly::buildPresetPipeline(preset, shape);
-    presetNote = "preset " + targetOpt + ": " +
-                 fly::describePreset(preset, shape);
+    presetNote =
+        "preset " + targetOpt + ": " + fly::describePreset(preset, shape);
   } else {
     job.pipeline = pipelineOpt;
   }
@@ -331,8 +331,7 @@ int main(int argc, char **argv) {
   fly::SplitCompiler compiler(context, options);
   if (!quietOpt)
     llvm::errs() << "fly-tune: " << job.sourceName << ", "
-                 << job.hintSets.size() << " hint sets, " << presetNote
-                 << "\n";
+                 << job.hintSets.size() << " hint sets, " << presetNote << "\n";
   FailureOr<fly::CompileResult> result = compiler.compile(job);
   if (failed(result))
     return 1;
