@@ -4,10 +4,10 @@
 
 #include "fly/Executor/WorkDir.h"
 #include "fly/Hints/TargetChips.h"
-#include "fly/Replay/BinaryPass.h"
-#include "fly/Replay/Replay.h"
 #include "fly/Pipeline/SplitPipeline.h"
 #include "fly/Pipeline/StageDumper.h"
+#include "fly/Replay/BinaryPass.h"
+#include "fly/Replay/Replay.h"
 #include "fly/Snapshot/Snapshot.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -138,9 +138,9 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
   if (!preBinary)
     return failure();
   result.targets = getTargetLabels(*preBinary);
-  say("phase 1: targets " +
-      (result.targets.empty() ? std::string("(none)")
-                              : llvm::join(result.targets, ", ")));
+  say("phase 1: targets " + (result.targets.empty()
+                                 ? std::string("(none)")
+                                 : llvm::join(result.targets, ", ")));
   for (std::string &line : describeRepeatedTargets(*preBinary))
     result.warnings.push_back(std::move(line));
 

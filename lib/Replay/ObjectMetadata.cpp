@@ -1,8 +1,8 @@
 //===- ObjectMetadata.cpp - Read what a #gpu.object reports ---------------===//
 
 #include "fly/Hints/ApplyHints.h"
-#include "fly/Object/CubinInfo.h"
 #include "fly/Hints/TargetChips.h"
+#include "fly/Object/CubinInfo.h"
 #include "fly/Replay/AmdgpuMetadata.h"
 #include "fly/Replay/CudaFatbin.h"
 #include "fly/Replay/VariantResult.h"
@@ -92,8 +92,7 @@ void readObjectKernelInfo(VariantObject &object) {
       object.registerSource = "kernel table";
     return;
   }
-  auto take = [&](Expected<std::vector<KernelInfo>> kernels,
-                  StringRef source) {
+  auto take = [&](Expected<std::vector<KernelInfo>> kernels, StringRef source) {
     if (!kernels) {
       object.registerNote = llvm::toString(kernels.takeError());
       return;
