@@ -81,8 +81,9 @@ json::Object variantToJSON(const VariantResult &result,
   return entry;
 }
 
-Error writeSweepOutputs(StringRef outDir, ArrayRef<VariantResult> results,
-                        json::Object sweep) {
+Error writeSweepOutputs(
+    StringRef outDir, ArrayRef<VariantResult> results, json::Object sweep,
+    ArrayRef<std::pair<std::string, std::string>> extraFiles) {
   // Staged beside the out-dir and swapped in whole: an error or a signal
   // before commit() leaves the previous out-dir as it was.
   Expected<std::unique_ptr<OutputDirectory>> dir =
@@ -120,6 +121,9 @@ Error writeSweepOutputs(StringRef outDir, ArrayRef<VariantResult> results,
                                 {"kernel", row.kernel},
                                 {"variant", row.variant}});
   sweep["best_per_kernel"] = std::move(best);
+  for (const auto &[name, contents] : extraFiles)
+    if (Error err = (*dir)->write(name, contents))
+      return err;
   std::string text;
   raw_string_ostream os(text);
   os << formatv("{0:2}", json::Value(std::move(sweep))) << '\n';

@@ -21,6 +21,7 @@
 #include "fly/Support/ToolOptions.h"
 #include "fly/Transforms/Passes.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
@@ -377,23 +378,23 @@ int main(int argc, char **argv) {
   for (bool cached : result->variantFromCache)
     fromCache.push_back(cached);
   report["variant_from_cache"] = std::move(fromCache);
-  if (result->mainModule)
+  // The host module with the default variant's binaries, after the suffix:
+  // written when there is host code (a kernel-only module is just the
+  // gpu.binary ops of <id>.mlir).
+  std::vector<std::pair<std::string, std::string>> extraFiles;
+  if (result->mainModule &&
+      llvm::any_of(result->mainModule->getBody()->getOperations(),
+                   [](Operation &op) { return !isa<gpu::BinaryOp>(op); })) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    result->mainModule->print(os);
+    os << "\n";
+    extraFiles.push_back({"main.mlir", std::move(text)});
     report["main_module"] = "main.mlir";
-  if (llvm::Error err = fly::writeSweepOutputs(outDirOpt, result->variants,
-                                               std::move(report)))
-    return fail(llvm::toString(std::move(err)));
-  // The host module with the default variant's binaries, after the suffix.
-  if (result->mainModule) {
-    llvm::SmallString<256> mainPath(outDirOpt);
-    llvm::sys::path::append(mainPath, "main.mlir");
-    if (llvm::Error err =
-            llvm::writeToOutput(mainPath, [&](llvm::raw_ostream &os) {
-              result->mainModule->print(os);
-              os << "\n";
-              return llvm::Error::success();
-            }))
-      return fail(llvm::toString(std::move(err)));
   }
+  if (llvm::Error err = fly::writeSweepOutputs(
+          outDirOpt, result->variants, std::move(report), extraFiles))
+    return fail(llvm::toString(std::move(err)));
   if (result->numFailed() == result->variants.size()) {
     llvm::errs() << "fly-tune: error: all " << result->variants.size()
                  << " variants failed; " << outDirOpt

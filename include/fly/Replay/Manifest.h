@@ -21,9 +21,12 @@ llvm::json::Object variantToJSON(const VariantResult &result,
 /// included. The out-dir is replaced as a whole (OutputDirectory): on an
 /// error the previous one is left as it was. `sweep` holds the manifest's
 /// top-level fields besides `variants`.
-llvm::Error writeSweepOutputs(llvm::StringRef outDir,
-                              llvm::ArrayRef<VariantResult> results,
-                              llvm::json::Object sweep);
+/// `extraFiles` (name, contents) are written with them, e.g. fly-tune's
+/// main.mlir.
+llvm::Error writeSweepOutputs(
+    llvm::StringRef outDir, llvm::ArrayRef<VariantResult> results,
+    llvm::json::Object sweep,
+    llvm::ArrayRef<std::pair<std::string, std::string>> extraFiles = {});
 
 } // namespace fly
 
