@@ -1,19 +1,88 @@
 #!/usr/bin/env python3
-"""Prints the variant table of a fly-snapshot manifest.json."""
+"""Prints the variant table of a fly-snapshot manifest.json, as fly-tune does.
+
+One row per variant, object (target) and kernel; one section per target
+family, with the register columns that family has (AMDGPU: VGPR, SGPR, AGPR;
+NVIDIA: REGS). Occupancy and the best row per kernel come from the
+manifest, which fly-tune and the plugin compute the same way for both
+(the best row's note says 'best').
+"""
 import json
 import sys
 
-manifest = json.load(open(sys.argv[1]))
-print(f"{'variant':<34} {'vgpr':>5} {'sgpr':>5} {'spills':>7} {'scratch':>8} {'ms':>8}  note")
-for v in manifest["variants"]:
-    if v["status"] != "ok":
-        print(f"{v['id']:<34} FAILED: {v['error'].splitlines()[0]}")
-        continue
-    for obj in v["objects"]:
-        for k in obj["kernels"]:
-            md = k["metadata"]
+
+def cell(value):
+    return "-" if value is None else str(value)
+
+
+def resources(family, md):
+    """Register columns, spills and scratch/stack of one kernel."""
+    if family == "rocdl":
+        spills = None
+        if "vgpr_spill_count" in md or "sgpr_spill_count" in md:
             spills = md.get("vgpr_spill_count", 0) + md.get("sgpr_spill_count", 0)
-            note = f"same objects as variant {v['duplicate_of']}" if v["duplicate_of"] is not None else ""
-            print(f"{v['id']:<34} {md.get('vgpr_count', md.get('registers', '-')):>5} "
-                  f"{md.get('sgpr_count', '-'):>5} {spills:>7} "
-                  f"{md.get('private_segment_fixed_size', '-'):>8} {v['replay_ms']:>8}  {note}")
+        agpr = md.get("agpr_count")
+        if agpr is not None and not 0 <= agpr <= 2**31 - 1:
+            agpr = None  # Chips without AGPRs report 0xFFFFFFFF.
+        regs = [md.get("vgpr_count"), md.get("sgpr_count"), agpr]
+        return regs, spills, md.get("private_segment_fixed_size")
+    return [md.get("registers")], None, md.get("frame_bytes")
+
+
+def main(path):
+    manifest = json.load(open(path))
+    variants = manifest["variants"]
+    best = {(b["gpu_module"], b["chip"], b.get("target_index", 0), b["kernel"]): b["variant"]
+            for b in manifest.get("best_per_kernel", [])}
+    families = []
+    for v in variants:
+        for obj in v.get("objects", []):
+            if obj.get("family") not in families:
+                families.append(obj.get("family"))
+    for family in families or [None]:
+        amd = family == "rocdl"
+        title = {"rocdl": "AMDGPU (rocdl) targets", "nvvm": "NVIDIA (nvvm) targets"}
+        print(f"\n{title.get(family, 'variants')}:")
+        reg_head = f"{'VGPR':>5} {'SGPR':>5} {'AGPR':>5}" if amd else f"{'REGS':>5}"
+        print(f"{'#':<3} {'hint set':<30} {'target':<8} {'kernel':<16} {'ms':>8} "
+              f"{reg_head} {'spills':>6} {('scratch' if amd else 'stack'):>7} "
+              f"{'occ':>5} {'bytes':>8}  note")
+        for v in variants:
+            hints = v["hints"] or "(default)"
+            if v["status"] != "ok":
+                if family == (families or [None])[0]:
+                    print(f"{v['index']:<3} {hints:<30} FAILED: "
+                          f"{v['error'].splitlines()[0]}")
+                continue
+            ms = f"{v['replay_ms']:.1f}"
+            note = (f"same as #{v['duplicate_of']}"
+                    if v.get("duplicate_of") is not None else "")
+            for obj in v["objects"]:
+                if obj.get("family") != family:
+                    continue
+                label = obj["chip"]
+                if any(o is not obj and o["gpu_module"] == obj["gpu_module"] and
+                       o["chip"] == obj["chip"] for o in v["objects"]):
+                    label = f"{obj['chip']}#{obj.get('target_index', 0)}"
+                if not obj["kernels"]:
+                    why = obj.get("register_note", "no kernels listed")
+                    dashes = " ".join(f"{'-':>5}" for _ in range(3 if amd else 1))
+                    print(f"{v['index']:<3} {hints:<30} {label:<8} {'-':<16} "
+                          f"{ms:>8} {dashes} {'-':>6} {'-':>7} {'-':>5} "
+                          f"{obj['size']:>8}  {'; '.join(x for x in (note, why) if x)}")
+                    continue
+                for k in obj["kernels"]:
+                    regs, spills, scratch = resources(family, k["metadata"])
+                    occ = k.get("occupancy", {}).get("value")
+                    is_best = best.get((obj["gpu_module"], obj["chip"],
+                                        obj.get("target_index", 0),
+                                        k["name"])) == v["index"]
+                    row_note = ", ".join(x for x in ("best" if is_best else "", note) if x)
+                    reg_cells = " ".join(f"{cell(r):>5}" for r in regs)
+                    print(f"{v['index']:<3} {hints:<30} {label:<8} "
+                          f"{k['name']:<16} {ms:>8} {reg_cells} {cell(spills):>6} "
+                          f"{cell(scratch):>7} {cell(occ):>5} {obj['size']:>8}  {row_note}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

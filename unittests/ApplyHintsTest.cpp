@@ -369,4 +369,51 @@ TEST_F(ApplyHintsTest, VerifyRejectsOtherMisfits) {
   }
 }
 
+constexpr StringRef kDualModule = R"mlir(
+module attributes {gpu.container_module} {
+  gpu.module @dual [#rocdl.target<chip = "gfx90a">, #rocdl.target<chip = "gfx942">] {
+    llvm.func @k() attributes {gpu.kernel, rocdl.kernel} {
+      llvm.return
+    }
+  }
+}
+)mlir";
+
+TEST_F(ApplyHintsTest, SelectorRewritesOneTarget) {
+  parse(kDualModule);
+  apply("target[gfx90a].O=1,O[gfx942]=0,fast_fp_math[rocdl]=1");
+  ArrayAttr targets = gpuModule.getTargetsAttr();
+  auto print = [](Attribute attr) {
+    std::string text;
+    llvm::raw_string_ostream(text) << attr;
+    return text;
+  };
+  EXPECT_EQ(print(targets[0]),
+            "#rocdl.target<O = 1, chip = \"gfx90a\", flags = {fast}>");
+  EXPECT_EQ(print(targets[1]),
+            "#rocdl.target<O = 0, chip = \"gfx942\", flags = {fast}>");
+}
+
+TEST_F(ApplyHintsTest, TargetsThatWouldBecomeOneAreAnError) {
+  parse(kDualModule);
+  std::vector<std::string> errors = captureErrors([&] {
+    EXPECT_TRUE(
+        failed(verifyHintsApply(gpuModule, hints("target.chip=gfx942"))));
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("makes targets #0"), std::string::npos) << errors[0];
+  // Limited to one target it is fine.
+  EXPECT_TRUE(succeeded(
+      verifyHintsApply(gpuModule, hints("target[gfx90a].chip=gfx908"))));
+}
+
+TEST_F(ApplyHintsTest, UnknownChipsAndSelectorsAreErrors) {
+  parse(kDualModule);
+  for (StringRef text : {"target[gfx90a].chip=gfx9422", "target[sm_90].O=1"}) {
+    std::vector<std::string> errors = captureErrors(
+        [&] { EXPECT_TRUE(failed(verifyHintsApply(gpuModule, hints(text)))); });
+    EXPECT_EQ(errors.size(), 1u) << text.str();
+  }
+}
+
 } // namespace

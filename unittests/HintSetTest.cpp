@@ -494,3 +494,37 @@ TEST(ParseHintSetsJSON, MissingFile) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(HintSetSelector, SplitsAfterTheFirstWord) {
+  std::optional<HintName> name = splitHintName("target[gfx90a].O");
+  ASSERT_TRUE(name);
+  EXPECT_EQ(name->base, "target.O");
+  EXPECT_EQ(name->selector, "gfx90a");
+  name = splitHintName("O[nvvm]");
+  ASSERT_TRUE(name);
+  EXPECT_EQ(name->base, "O");
+  EXPECT_EQ(name->selector, "nvvm");
+  name = splitHintName("maxnreg");
+  ASSERT_TRUE(name);
+  EXPECT_EQ(name->base, "maxnreg");
+  EXPECT_EQ(name->selector, "");
+  for (StringRef bad :
+       {"target.O[gfx90a]x", "target[].O", "target[gfx90a", "target]gfx90a[.O",
+        "target[a[b]].O", "[gfx90a]O", "target.chip[gfx90a]"})
+    EXPECT_FALSE(splitHintName(bad)) << bad.str();
+}
+
+TEST(HintSetSelector, OnlyTargetHintsTakeOne) {
+  HintSet set = parseOK("target[gfx90a].O=1,O[sm_90]=2,fast_fp_math[rocdl]=1");
+  EXPECT_EQ(set.canonical(),
+            "O[sm_90]=2,fast_fp_math[rocdl]=1,target[gfx90a].O=1");
+  EXPECT_NE(parseError("maxnreg[gfx90a]=64")
+                .find("it changes the kernels, which every target"),
+            std::string::npos);
+  EXPECT_NE(parseError("target[gfx90a].O=9").find("out of range"),
+            std::string::npos);
+}
+
+} // namespace

@@ -17,6 +17,11 @@ std::string encodeVariant(const VariantResult &result) {
     objects.push_back(json::Object{
         {"gpu_module", object.gpuModule},
         {"target", object.target},
+        {"family", object.family},
+        {"chip", object.chip},
+        {"target_index", object.targetIndex},
+        {"register_source", object.registerSource},
+        {"register_note", object.registerNote},
         {"format", object.format},
         {"extension", object.extension},
         {"bytes", encodeBase64(object.bytes)},
@@ -107,6 +112,12 @@ std::optional<VariantResult> decodeVariant(StringRef payload) {
     object.bytes.assign(decoded.begin(), decoded.end());
     object.gpuModule = o->getString("gpu_module").value_or("").str();
     object.target = o->getString("target").value_or("").str();
+    object.family = o->getString("family").value_or("").str();
+    object.chip = o->getString("chip").value_or("").str();
+    object.targetIndex =
+        static_cast<unsigned>(o->getInteger("target_index").value_or(0));
+    object.registerSource = o->getString("register_source").value_or("").str();
+    object.registerNote = o->getString("register_note").value_or("").str();
     object.format = o->getString("format").value_or("").str();
     object.extension = o->getString("extension").value_or("").str();
     if (const json::Object *props = o->getObject("properties"))

@@ -4,14 +4,18 @@
 
 #include "fly/Executor/WorkDir.h"
 #include "fly/Hints/BackendOpts.h"
+#include "fly/Hints/TargetChips.h"
 #include "fly/Pipeline/SplitPipeline.h"
 #include "fly/Pipeline/StageDumper.h"
+#include "fly/Replay/BinaryPass.h"
 #include "fly/Replay/Replay.h"
 #include "fly/Snapshot/Snapshot.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/ADT/StringExtras.h"
 
 #include <chrono>
 
@@ -122,6 +126,10 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
   if (job.hintSets.empty())
     return emitError(loc) << "no hint sets: give at least one (an empty set "
                              "compiles with the backend's defaults)";
+  // Upstream rejects an unknown format only when the binary pass runs, once
+  // per variant; say it once, before the prefix runs.
+  if (failed(parseBinaryPass(split->binaryPass, loc)))
+    return failure();
   result.prefix = split->prefix;
   result.binaryPass = split->binaryPass;
   result.suffix = split->suffix;
@@ -130,6 +138,13 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
   OwningOpRef<ModuleOp> preBinary = runOrLoadPrefix(job, result, baseKey);
   if (!preBinary)
     return failure();
+  result.targets = getTargetLabels(*preBinary);
+  say("phase 1: targets " + (result.targets.empty()
+                                 ? std::string("(none)")
+                                 : llvm::join(result.targets, ", ")));
+  for (std::string &line : describeRepeatedTargets(*preBinary))
+    result.warnings.push_back(std::move(line));
+
   Clock::time_point replayStart = Clock::now();
   std::vector<CacheKey> keys;
   FailureOr<ReplayPlan> plan =

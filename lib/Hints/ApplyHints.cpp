@@ -2,6 +2,7 @@
 
 #include "fly/Hints/ApplyHints.h"
 #include "fly/Hints/BackendOpts.h"
+#include "fly/Hints/TargetChips.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -81,15 +82,75 @@ static std::atomic<uint64_t> hintChecks{0};
 
 uint64_t getHintCheckCount() { return hintChecks.load(); }
 
+bool targetMatchesSelector(Attribute target, StringRef selector) {
+  if (selector.empty())
+    return true;
+  TargetFamily family = getTargetFamily(target);
+  if (family == TargetFamily::Other)
+    return false;
+  return selector == stringifyTargetFamily(family) ||
+         selector == getTargetChip(target);
+}
+
+/// The families of the targets of `gpuModule` that `selector` picks.
+static SmallVector<TargetFamily> getSelectedFamilies(gpu::GPUModuleOp gpuModule,
+                                                     StringRef selector) {
+  SmallVector<TargetFamily> families;
+  if (ArrayAttr targets = gpuModule.getTargetsAttr())
+    for (Attribute target : targets)
+      if (targetMatchesSelector(target, selector))
+        families.push_back(getTargetFamily(target));
+  return families;
+}
+
+/// Whether `selector` picks a target of any gpu.module beside (or in)
+/// `gpuModule`: a selector for a chip that only another gpu.module targets
+/// is fine, one that nothing targets is a typo.
+static bool selectorMatchesAnywhere(gpu::GPUModuleOp gpuModule,
+                                    StringRef selector) {
+  Operation *parent = gpuModule->getParentOp();
+  if (!parent)
+    return !getSelectedFamilies(gpuModule, selector).empty();
+  for (Region &region : parent->getRegions())
+    for (auto sibling : region.getOps<gpu::GPUModuleOp>())
+      if (!getSelectedFamilies(sibling, selector).empty())
+        return true;
+  return false;
+}
+
+static Attribute rewriteTarget(Attribute target, const HintSet &hints,
+                               bool optsIntoTarget);
+static bool optsGoIntoTarget(ArrayRef<TargetFamily> families, StringRef opts);
+
 LogicalResult verifyHintsApply(gpu::GPUModuleOp gpuModule,
                                const HintSet &hints) {
   ++hintChecks;
-  SmallVector<TargetFamily> families = getTargetFamilies(gpuModule);
+  if (failed(verifyTargetChips(gpuModule)))
+    return failure();
   auto hintError = [&](StringRef key) {
     return emitError(gpuModule.getLoc())
            << "hint '" << key << "' (hint set '" << hints.canonical() << "') ";
   };
-  for (const auto &[key, value] : hints.entries()) {
+  for (const auto &[fullKey, value] : hints.entries()) {
+    std::optional<HintName> name = splitHintName(fullKey);
+    if (!name)
+      return hintError(fullKey) << "has a malformed target selector";
+    StringRef key = name->base;
+    if (!name->selector.empty() &&
+        !selectorMatchesAnywhere(gpuModule, name->selector))
+      return hintError(fullKey)
+             << "selects '" << name->selector
+             << "', which is neither a family (rocdl, nvvm) nor the chip of "
+                "any target of this module";
+    SmallVector<TargetFamily> families =
+        getSelectedFamilies(gpuModule, name->selector);
+    if (key == "target.chip")
+      for (TargetFamily family : families)
+        if (family != TargetFamily::Other && !isKnownChip(family, value))
+          return hintError(fullKey)
+                 << "names chip '" << value << "', which LLVM's "
+                 << (family == TargetFamily::ROCDL ? "AMDGPU" : "NVPTX")
+                 << " backend does not know; " << suggestChips(family, value);
     if (const HintRule *rule = findRule(key)) {
       for (TargetFamily family : families) {
         bool applies = (family == TargetFamily::ROCDL && rule->rocdl) ||
@@ -100,14 +161,14 @@ LogicalResult verifyHintsApply(gpu::GPUModuleOp gpuModule,
             accepted += "rocdl";
           if (rule->nvvm)
             accepted += accepted.empty() ? "nvvm" : ", nvvm";
-          return hintError(key)
+          return hintError(fullKey)
                  << "does not apply to a " << stringifyTargetFamily(family)
                  << " target; it is accepted for: " << accepted;
         }
         int64_t n = 0;
         if (family == TargetFamily::NVVM && rule->nvvmMax &&
             !StringRef(value).getAsInteger(10, n) && n > rule->nvvmMax)
-          return hintError(key)
+          return hintError(fullKey)
                  << "= " << n << " exceeds the NVVM limit of " << rule->nvvmMax;
       }
       continue;
@@ -129,8 +190,8 @@ LogicalResult verifyHintsApply(gpu::GPUModuleOp gpuModule,
       }
       if (!attr) {
         InFlightDiagnostic diag =
-            hintError(key) << "has a value that is not an MLIR attribute: '"
-                           << value << "'";
+            hintError(fullKey)
+            << "has a value that is not an MLIR attribute: '" << value << "'";
         if (!parseError.empty())
           diag << " (" << parseError << ")";
         return diag;
@@ -140,13 +201,33 @@ LogicalResult verifyHintsApply(gpu::GPUModuleOp gpuModule,
     if (keyRef == "target.abi")
       for (TargetFamily family : families)
         if (family != TargetFamily::ROCDL)
-          return hintError(key) << "applies to rocdl targets only";
+          return hintError(fullKey) << "applies to rocdl targets only";
     if (keyRef.starts_with("target."))
       for (TargetFamily family : families)
         if (family == TargetFamily::Other)
-          return hintError(key)
+          return hintError(fullKey)
                  << "cannot rewrite this target attribute; only #rocdl.target "
                     "and #nvvm.target are supported";
+  }
+  // Two targets one hint set makes identical would compile the same object
+  // twice under two names: almost always an unqualified target.chip.
+  if (ArrayAttr targets = gpuModule.getTargetsAttr()) {
+    bool optsIntoTarget = optsGoIntoTarget(getTargetFamilies(gpuModule),
+                                           hints.lookup("opts").value_or(""));
+    SmallVector<Attribute> rewritten;
+    for (Attribute target : targets)
+      rewritten.push_back(rewriteTarget(target, hints, optsIntoTarget));
+    for (size_t i = 0; i < rewritten.size(); ++i)
+      for (size_t j = i + 1; j < rewritten.size(); ++j)
+        if (rewritten[i] == rewritten[j] && targets[i] != targets[j])
+          return emitError(gpuModule.getLoc())
+                 << "hint set '" << hints.canonical() << "' makes targets #"
+                 << i << " (" << targets[i] << ") and #" << j << " ("
+                 << targets[j] << ") of gpu.module @" << gpuModule.getName()
+                 << " identical (" << rewritten[i]
+                 << "): both would compile the same object; limit the hint "
+                    "to one target, e.g. target["
+                 << getTargetChip(targets[i]) << "].chip=...";
   }
   return success();
 }
@@ -248,7 +329,10 @@ static Attribute rewriteTarget(Attribute target, const HintSet &hints,
     return target;
   }
   for (const auto &[key, value] : hints.entries()) {
-    StringRef k(key);
+    std::optional<HintName> name = splitHintName(key);
+    if (!name || !targetMatchesSelector(target, name->selector))
+      continue;
+    StringRef k(name->base);
     if (k == "O" || k == "target.O")
       f.optLevel = std::stoi(value);
     else if (k == "fast_fp_math")

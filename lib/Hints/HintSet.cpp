@@ -20,8 +20,39 @@ StringRef acceptedHintsHelp() {
   return "waves_per_eu=<0..20> (ROCDL; 0 leaves it unset), "
          "maxnreg=<1..512> (ROCDL amdgpu-num-vgpr; NVVM nvvm.maxnreg, "
          "at most 255), O=<0..3>, fast_fp_math=<0|1>, unsafe_fp_math=<0|1>, "
-         "func.<attr>=<attribute literal>, passthrough.<llvm-fn-attr>=<string>, "
-         "target.<O|triple|chip|features|abi>=<value>, opts=<string>";
+         "func.<attr>=<attribute literal>, "
+         "passthrough.<llvm-fn-attr>=<string>, "
+         "target.<O|triple|chip|features|abi>=<value>, opts=<string>; "
+         "target-rewriting hints (O, fast_fp_math, unsafe_fp_math, target.*) "
+         "take a selector after their first word to apply to one family or "
+         "chip only: O[gfx90a]=2, target[sm_90].features=+ptx80, "
+         "fast_fp_math[rocdl]=1";
+}
+
+bool isTargetRewritingHint(StringRef base) {
+  return base == "O" || base == "fast_fp_math" || base == "unsafe_fp_math" ||
+         base.starts_with("target.");
+}
+
+std::optional<HintName> splitHintName(StringRef key) {
+  size_t open = key.find('[');
+  if (open == StringRef::npos) {
+    if (key.contains(']'))
+      return std::nullopt;
+    return HintName{key.str(), ""};
+  }
+  size_t close = key.find(']', open);
+  if (close == StringRef::npos || close == open + 1)
+    return std::nullopt;
+  StringRef selector = key.slice(open + 1, close);
+  StringRef rest = key.drop_front(close + 1);
+  if (rest.contains('[') || rest.contains(']') ||
+      key.take_front(open).empty() || key.take_front(open).contains('.') ||
+      (!rest.empty() && !rest.starts_with(".")))
+    return std::nullopt;
+  if (llvm::any_of(selector, [](char c) { return !isAlnum(c) && c != '_'; }))
+    return std::nullopt;
+  return HintName{(key.take_front(open) + rest).str(), selector.str()};
 }
 
 static Error hintError(const Twine &msg) {
@@ -98,12 +129,25 @@ Error HintSet::add(StringRef key, StringRef value) {
   if (key.empty())
     return hintError("empty hint name");
   if (llvm::any_of(key, [](char c) {
-        return !isAlnum(c) && c != '_' && c != '.' && c != '-';
+        return !isAlnum(c) && c != '_' && c != '.' && c != '-' && c != '[' &&
+               c != ']';
       }))
     return hintError(formatv("hint name '{0}' may only use letters, digits, "
-                             "'_', '.' and '-'",
+                             "'_', '.', '-' and a [selector]",
                              key));
-  Expected<std::string> canonValue = normaliseHint(key, value);
+  std::optional<HintName> name = splitHintName(key);
+  if (!name)
+    return hintError(formatv("hint name '{0}' has a malformed target "
+                             "selector; write it after the first word, e.g. "
+                             "O[gfx90a]=2 or target[sm_90].chip=sm_90a",
+                             key));
+  if (!name->selector.empty() && !isTargetRewritingHint(name->base))
+    return hintError(formatv(
+        "hint '{0}' cannot be limited to target '{1}': it changes the "
+        "kernels, which every target of a gpu.module compiles from; only "
+        "O, fast_fp_math, unsafe_fp_math and target.* take a selector",
+        key, name->selector));
+  Expected<std::string> canonValue = normaliseHint(name->base, value);
   if (!canonValue)
     return canonValue.takeError();
   auto it = partition_point(entries_,

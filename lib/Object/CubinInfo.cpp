@@ -23,7 +23,9 @@ enum Format : uint8_t {
   SizedValue = 4
 };
 enum Attr : uint8_t {
+  MaxThreads = 0x05,   // x, y, z (.maxntid)
   ParamCbank = 0x0a,   // (symbol, offset:16 | size:16)
+  ReqNtid = 0x10,      // x, y, z (.reqntid)
   FrameSize = 0x11,    // (symbol, bytes)
   MinStackSize = 0x12, // (symbol, bytes)
   KparamInfo =
@@ -98,7 +100,12 @@ Expected<std::vector<CubinKernel>> readCubinKernels(StringRef image) {
         break;
       const uint8_t *p = &data[pos];
       pos += size;
-      if (format == HalfValue && attr == CbankParamSize && own) {
+      if (format == SizedValue && size == 14 && own &&
+          (attr == ReqNtid || attr == MaxThreads)) {
+        (attr == ReqNtid ? own->reqntid : own->maxntid) = {
+            endian::read32le(p + 2), endian::read32le(p + 6),
+            endian::read32le(p + 10)};
+      } else if (format == HalfValue && attr == CbankParamSize && own) {
         own->paramBytes = endian::read16le(p);
       } else if (format == SizedValue && attr == KparamInfo && size == 14 &&
                  own) {

@@ -2,6 +2,7 @@
 
 #include "fly/Replay/Manifest.h"
 #include "fly/Support/ToolHelp.h"
+#include "fly/Replay/SweepTable.h"
 
 #include "fly/Support/FileName.h"
 #include "fly/Support/OutputDirectory.h"
@@ -40,6 +41,10 @@ json::Object toJSON(const SweepHeader &header, size_t variantCount) {
       {"fly_version", getVersionString()},
       {"input", header.input},
       {"target", orNull(header.target)},
+      {"targets", header.targets ? json::Value(json::Array(*header.targets))
+                                 : json::Value(nullptr)},
+      {"preset", orNull(header.preset)},
+      {"main_module", orNull(header.mainModule)},
       {"pipeline", orNull(header.pipeline)},
       {"prefix", orNull(header.prefix)},
       {"binary_pass", header.binaryPass},
@@ -88,21 +93,39 @@ json::Object variantToJSON(const VariantResult &result,
     entry["isa_from"] = *result.isaFrom;
   json::Array objects;
   for (const VariantObject &object : result.objects) {
-    objects.push_back(json::Object{
+    json::Object entry{
         {"gpu_module", object.gpuModule},
+        {"file", getObjectFileName(result.id, object, result.objects)},
         {"target", object.target},
+        {"family", object.family},
+        {"chip", object.chip},
+        {"target_index", object.targetIndex},
         {"format", object.format},
         {"size", static_cast<int64_t>(object.bytes.size())},
         {"properties", json::Object(object.properties)},
         {"kernels", kernelsToJSON(object.kernels)},
-    });
+    };
+    // Occupancy beside each kernel's metadata, as the table shows it.
+    json::Array *kernels = entry.getArray("kernels");
+    for (auto [kernel, info] : llvm::zip(*kernels, object.kernels))
+      if (std::optional<Occupancy> occupancy =
+              getKernelResources(object, info).occupancy)
+        kernel.getAsObject()->try_emplace(
+            "occupancy", json::Object{{"value", occupancy->value},
+                                      {"unit", occupancy->unit}});
+    if (!object.registerSource.empty())
+      entry["register_source"] = object.registerSource;
+    if (!object.registerNote.empty())
+      entry["register_note"] = object.registerNote;
+    objects.push_back(std::move(entry));
   }
   entry["objects"] = std::move(objects);
   return entry;
 }
 
-Error writeSweepOutputs(StringRef outDir, ArrayRef<VariantResult> results,
-                        const SweepHeader &header) {
+Error writeSweepOutputs(
+    StringRef outDir, ArrayRef<VariantResult> results, const SweepHeader &header,
+    ArrayRef<std::pair<std::string, std::string>> extraFiles) {
   json::Object sweep = toJSON(header, results.size());
   // Staged beside the out-dir and swapped in whole: an error or a signal
   // before commit() leaves the previous out-dir as it was.
@@ -122,17 +145,28 @@ Error writeSweepOutputs(StringRef outDir, ArrayRef<VariantResult> results,
       };
       if (Error err = write(result.id + ".mlir", result.binaryIR))
         return err;
-      // Module names are any symbol, "/../x" included.
+      // getObjectFileName sanitizes module names (any symbol, "/../x"
+      // included) and chips.
       for (const VariantObject &object : result.objects)
-        if (Error err = write(result.id + "." +
-                                  sanitizeFileNameComponent(object.gpuModule) +
-                                  object.extension,
-                              object.bytes))
+        if (Error err =
+                write(getObjectFileName(result.id, object, result.objects),
+                      object.bytes))
           return err;
     }
     variants.push_back(variantToJSON(result, files));
   }
   sweep["variants"] = std::move(variants);
+  json::Array best;
+  for (const BestRow &row : findBestRows(results))
+    best.push_back(json::Object{{"gpu_module", row.gpuModule},
+                                {"chip", row.chip},
+                                {"target_index", row.targetIndex},
+                                {"kernel", row.kernel},
+                                {"variant", row.variant}});
+  sweep["best_per_kernel"] = std::move(best);
+  for (const auto &[name, contents] : extraFiles)
+    if (Error err = (*dir)->write(name, contents))
+      return err;
   std::string text;
   raw_string_ostream os(text);
   os << formatv("{0:2}", json::Value(std::move(sweep))) << '\n';

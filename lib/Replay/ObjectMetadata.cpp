@@ -1,13 +1,19 @@
 //===- ObjectMetadata.cpp - Read what a #gpu.object reports ---------------===//
 
 #include "fly/Hints/ApplyHints.h"
+#include "fly/Hints/TargetChips.h"
 #include "fly/Object/CubinInfo.h"
+#include "fly/Replay/AmdgpuMetadata.h"
+#include "fly/Replay/CudaFatbin.h"
 #include "fly/Replay/VariantResult.h"
+#include "fly/Support/FileName.h"
 #include "fly/Support/LLVMCompat.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/xxhash.h"
 
 using namespace mlir;
@@ -72,10 +78,89 @@ static StringRef getFormatName(gpu::CompilationTarget format) {
   return "unknown";
 }
 
+/// "90" of sm_90 / sm_90a, 0 when `chip` is not of that shape.
+static unsigned getSmVersion(StringRef chip) {
+  unsigned version = 0;
+  if (!chip.consume_front("sm_"))
+    return 0;
+  chip = chip.take_while([](char c) { return llvm::isDigit(c); });
+  return chip.getAsInteger(10, version) ? 0 : version;
+}
+
+void readObjectKernelInfo(VariantObject &object) {
+  if (!object.kernels.empty()) {
+    if (object.registerSource.empty())
+      object.registerSource = "kernel table";
+    return;
+  }
+  auto take = [&](Expected<std::vector<KernelInfo>> kernels, StringRef source) {
+    if (!kernels) {
+      object.registerNote = llvm::toString(kernels.takeError());
+      return;
+    }
+    object.kernels = std::move(*kernels);
+    object.registerSource = source.str();
+  };
+  if (object.family == "rocdl") {
+    if (object.format == "isa")
+      take(readAmdgpuAsmKernelInfo(object.bytes), "AMDGPU assembly metadata");
+    else if (object.format == "bin" || object.format == "fatbin")
+      take(readAmdgpuNoteKernelInfo(object.bytes), "AMDGPU metadata note");
+    else
+      object.registerNote = "LLVM bitcode: no register data before code "
+                            "generation";
+    return;
+  }
+  if (object.family != "nvvm")
+    return;
+  if (object.format == "isa") {
+    object.registerNote = "no register data in PTX (ptxas assigns registers; "
+                          "use format=bin or fatbin)";
+  } else if (object.format == "bin") {
+    object.kernels = readCubinKernelInfo(object.bytes);
+    object.registerSource = "cubin .nv.info";
+  } else if (object.format == "fatbin") {
+    Expected<std::vector<FatbinEntry>> entries =
+        readFatbinEntries(object.bytes);
+    if (!entries) {
+      object.registerNote = llvm::toString(entries.takeError());
+      return;
+    }
+    unsigned sm = getSmVersion(object.chip);
+    const FatbinEntry *cubin = nullptr;
+    bool anyElf = false, compressed = false;
+    for (const FatbinEntry &entry : *entries) {
+      if (entry.kind != FatbinEntry::Kind::ELF)
+        continue;
+      anyElf = true;
+      if (entry.compressed) {
+        compressed = true;
+        continue;
+      }
+      if (!cubin || entry.arch == sm)
+        cubin = &entry;
+    }
+    if (cubin) {
+      object.kernels = readCubinKernelInfo(cubin->payload);
+      object.registerSource =
+          llvm::formatv("cubin in fatbin (sm_{0})", cubin->arch).str();
+    } else if (compressed) {
+      object.registerNote = "the fatbin's cubin is compressed: no register "
+                            "data read";
+    } else if (!anyElf) {
+      object.registerNote = "the fatbin holds only PTX (no cubin): no "
+                            "register data";
+    }
+  } else {
+    object.registerNote = "LLVM bitcode: no register data before code "
+                          "generation";
+  }
+}
+
 std::vector<VariantObject> collectObjects(ModuleOp variant) {
   std::vector<VariantObject> objects;
   for (auto binary : variant.getOps<gpu::BinaryOp>()) {
-    for (Attribute attr : binary.getObjects()) {
+    for (auto [index, attr] : llvm::enumerate(binary.getObjects())) {
       auto object = dyn_cast<gpu::ObjectAttr>(attr);
       if (!object)
         continue;
@@ -83,21 +168,37 @@ std::vector<VariantObject> collectObjects(ModuleOp variant) {
       TargetFamily family = getTargetFamily(object.getTarget());
       out.gpuModule = binary.getName().str();
       raw_string_ostream(out.target) << object.getTarget();
+      out.family = stringifyTargetFamily(family).str();
+      out.chip = getTargetChip(object.getTarget()).str();
+      out.targetIndex = index;
       out.format = getFormatName(object.getFormat()).str();
       out.extension = getExtension(family, object.getFormat()).str();
       out.bytes = object.getObject().getValue().str();
       out.properties = dictionaryToJSON(object.getProperties());
-      if (gpu::KernelTableAttr table = object.getKernels()) {
+      if (gpu::KernelTableAttr table = object.getKernels())
         for (gpu::KernelMetadataAttr kernel : table)
           out.kernels.push_back({kernel.getName().getValue().str(),
                                  dictionaryToJSON(kernel.getMetadata())});
-      } else if (family == TargetFamily::NVVM &&
-                 object.getFormat() == gpu::CompilationTarget::Binary) {
-        out.kernels = readCubinKernelInfo(out.bytes);
-      }
+      readObjectKernelInfo(out);
     }
   }
   return objects;
+}
+
+std::string getObjectFileName(StringRef variantId, const VariantObject &object,
+                              ArrayRef<VariantObject> siblings) {
+  // Module names are any symbol ("/../x" included), chips any string.
+  std::string name =
+      (variantId + "." + sanitizeFileNameComponent(object.gpuModule)).str();
+  if (!object.chip.empty())
+    name += "." + sanitizeFileNameComponent(object.chip);
+  bool shared = llvm::any_of(siblings, [&](const VariantObject &other) {
+    return &other != &object && other.gpuModule == object.gpuModule &&
+           other.chip == object.chip && other.targetIndex != object.targetIndex;
+  });
+  if (shared || object.chip.empty())
+    name += ".t" + std::to_string(object.targetIndex);
+  return name + object.extension;
 }
 
 llvm::json::Array kernelsToJSON(const std::vector<KernelInfo> &kernels) {
@@ -140,6 +241,12 @@ std::vector<KernelInfo> readCubinKernelInfo(StringRef cubin) {
              {"shared_bytes", kernel.sharedBytes}})
       if (value >= 0)
         info[key] = value;
+    // The block size the kernel requires (.reqntid) or at most allows
+    // (.maxntid), for occupancy.
+    if (!kernel.reqntid.empty())
+      info["reqntid"] = llvm::json::Array(kernel.reqntid);
+    if (!kernel.maxntid.empty())
+      info["maxntid"] = llvm::json::Array(kernel.maxntid);
     kernels.push_back({kernel.name, std::move(info)});
   }
   return kernels;

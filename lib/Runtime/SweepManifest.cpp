@@ -64,6 +64,14 @@ bool fromJSON(const json::Value &value, ManifestKernel &k, json::Path path) {
 bool fromJSON(const json::Value &value, ManifestObject &o, json::Path path) {
   json::ObjectMapper map(value, path);
   int64_t size = -1;
+  // "file" is the object's name in the out-dir; joined to it below.
+  if (!map || !map.mapOptional("file", o.file) ||
+      !map.mapOptional("chip", o.chip))
+    return false;
+  if (!o.file.empty() && !isPlainFileName(o.file)) {
+    path.field("file").report("not a plain file name (no '/', '.' or '..')");
+    return false;
+  }
   return map && map.mapOptional("gpu_module", o.gpuModule) &&
          map.mapOptional("format", o.format) && map.mapOptional("size", size) &&
          map.mapOptional("kernels", o.kernels) &&
@@ -123,7 +131,12 @@ Expected<SweepManifest> parseSweepManifest(StringRef text, StringRef dir) {
     if (v.index < 0)
       v.index = static_cast<int>(i);
     for (ManifestObject &object : v.objects) {
-      // The writer names objects "<id>.<gpu_module><extension>".
+      // Each object names its file: "<id>.<gpu_module>.<chip><extension>".
+      if (!object.file.empty()) {
+        object.file = (dir + "/" + object.file).str();
+        continue;
+      }
+      // Older manifests: "<id>.<gpu_module><extension>".
       std::string prefix = v.id + "." + object.gpuModule + ".";
       for (StringRef file : v.files)
         if (file.starts_with(prefix) && file.size() > prefix.size() &&

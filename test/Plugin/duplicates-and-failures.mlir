@@ -20,21 +20,21 @@
 // CHECK:       sweep tool=fly-snapshot variants=4
 // CHECK-LABEL: variant 0 v0_waves_per_eu_0 status=ok duplicate_of=null hints=waves_per_eu=0
 // CHECK-NEXT:    file v0_waves_per_eu_0.mlir ok
-// CHECK-NEXT:    file v0_waves_per_eu_0.kernels.s ok
+// CHECK-NEXT:    file v0_waves_per_eu_0.kernels.gfx942.s ok
 // CHECK-LABEL: variant 1 v1_default status=ok duplicate_of=0 hints={{$}}
 // CHECK-NEXT:    file v1_default.mlir ok
-// CHECK-NEXT:    file v1_default.kernels.s ok
+// CHECK-NEXT:    file v1_default.kernels.gfx942.s ok
 // CHECK-LABEL: variant 2 v2_target_triple_bogus_unknown status=failed duplicate_of=null hints=target.triple=bogus-unknown
 // CHECK-NOT:     file
 // CHECK-NEXT:    error {{.*}}Failed to lookup target for triple 'bogus-unknown'
 // CHECK-LABEL: variant 3 v3_O_0 status=ok duplicate_of=null hints=O=0
 // CHECK-NEXT:    file v3_O_0.mlir ok
-// CHECK-NEXT:    file v3_O_0.kernels.s ok
+// CHECK-NEXT:    file v3_O_0.kernels.gfx942.s ok
 // CHECK-NOT:   unlisted file
 
 // The duplicate really is byte-identical; the O=0 variant is not.
-// RUN: cmp %t/sweep/v0_waves_per_eu_0.kernels.s %t/sweep/v1_default.kernels.s
-// RUN: not cmp -s %t/sweep/v0_waves_per_eu_0.kernels.s %t/sweep/v3_O_0.kernels.s
+// RUN: cmp %t/sweep/v0_waves_per_eu_0.kernels.gfx942.s %t/sweep/v1_default.kernels.gfx942.s
+// RUN: not cmp -s %t/sweep/v0_waves_per_eu_0.kernels.gfx942.s %t/sweep/v3_O_0.kernels.gfx942.s
 
 // The manifest's JSON for the duplicate and the failure.
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/sweep/manifest.json

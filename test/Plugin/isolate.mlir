@@ -1,24 +1,24 @@
 // REQUIRES: rocdl-toolkit
-// isolate=true: a hint set that crashes the backend (gfx9999 is no processor;
-// AMDGPU instruction selection ends in an LLVM fatal error, which would end
+// isolate=true: a hint set that crashes the backend (the r600 backend does
+// not know gfx942; instruction selection ends in an LLVM fatal error, which would end
 // mlir-opt) fails only its variant inside stock mlir-opt. The others are
 // written, and mlir-opt reports the failure and exits 1 instead of dying.
 
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: not mlir-opt --load-pass-plugin=%fly_plugin %s -o /dev/null 2> %t/err \
-// RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=1;target.chip=gfx9999;waves_per_eu=2\" isolate=true out-dir=%t/sweep binary-pass=\"gpu-module-to-binary{format=fatbin toolkit=%rocm_toolkit}\"})"
+// RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=1;target.triple=r600-unknown-unknown;waves_per_eu=2\" isolate=true out-dir=%t/sweep binary-pass=\"gpu-module-to-binary{format=fatbin toolkit=%rocm_toolkit}\"})"
 // RUN: FileCheck %s < %t/err
 // CHECK: LLVM ERROR: Cannot select
-// CHECK: error: fly-snapshot: replay of variant 'v1_target_chip_gfx9999' (hints 'target.chip=gfx9999') failed:
+// CHECK: error: fly-snapshot: replay of variant 'v1_target_triple_r600_unknown_unknown' (hints 'target.triple=r600-unknown-unknown') failed:
 // CHECK-NEXT: {{^    }}the binary pass hit an LLVM fatal error{{.*}}: Cannot select
 // RUN: ls %t/sweep | FileCheck %s --check-prefix=FILES
 // FILES: manifest.json
-// FILES: v0_waves_per_eu_1.kernels.hsaco
-// FILES: v2_waves_per_eu_2.kernels.hsaco
+// FILES: v0_waves_per_eu_1.kernels.gfx942.hsaco
+// FILES: v2_waves_per_eu_2.kernels.gfx942.hsaco
 
 // Without isolation the same run ends mlir-opt.
 // RUN: not --crash mlir-opt --load-pass-plugin=%fly_plugin %s -o /dev/null \
-// RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=1;target.chip=gfx9999\" binary-pass=\"gpu-module-to-binary{format=fatbin toolkit=%rocm_toolkit}\"})" 2>&1 \
+// RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=1;target.triple=r600-unknown-unknown\" binary-pass=\"gpu-module-to-binary{format=fatbin toolkit=%rocm_toolkit}\"})" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=DIES
 // DIES: LLVM ERROR: Cannot select
 

@@ -18,18 +18,18 @@
 // The pass did run: one object per gpu.module and variant.
 // RUN: ls %t/sweep | env LC_ALL=C sort | FileCheck %s --check-prefix=SWEEP
 // SWEEP:      manifest.json
-// SWEEP-NEXT: v0_waves_per_eu_2.kernels.s
+// SWEEP-NEXT: v0_waves_per_eu_2.kernels.gfx942.s
 // SWEEP-NEXT: v0_waves_per_eu_2.mlir
-// SWEEP-NEXT: v0_waves_per_eu_2.more_kernels.s
-// SWEEP-NEXT: v1_maxnreg_64.kernels.s
+// SWEEP-NEXT: v0_waves_per_eu_2.more_kernels.gfx942.s
+// SWEEP-NEXT: v1_maxnreg_64.kernels.gfx942.s
 // SWEEP-NEXT: v1_maxnreg_64.mlir
-// SWEEP-NEXT: v1_maxnreg_64.more_kernels.s
-// SWEEP-NEXT: v2_O_1.fast_fp_math_1.kernels.s
+// SWEEP-NEXT: v1_maxnreg_64.more_kernels.gfx942.s
+// SWEEP-NEXT: v2_O_1.fast_fp_math_1.kernels.gfx942.s
 // SWEEP-NEXT: v2_O_1.fast_fp_math_1.mlir
-// SWEEP-NEXT: v2_O_1.fast_fp_math_1.more_kernels.s
-// SWEEP-NEXT: v3_target_chip_gfx90a.kernels.s
+// SWEEP-NEXT: v2_O_1.fast_fp_math_1.more_kernels.gfx942.s
+// SWEEP-NEXT: v3_target_chip_gfx90a.kernels.gfx90a.s
 // SWEEP-NEXT: v3_target_chip_gfx90a.mlir
-// SWEEP-NEXT: v3_target_chip_gfx90a.more_kernels.s
+// SWEEP-NEXT: v3_target_chip_gfx90a.more_kernels.gfx90a.s
 // SWEEP-EMPTY:
 
 // The following binary pass gives the same result with and without the

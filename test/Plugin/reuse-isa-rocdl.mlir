@@ -17,9 +17,9 @@
 // REDEFINE: %{reuse} = true
 // RUN: %{sweep} --mlir-print-ir-after-all 2> %t/ir.txt
 
-// RUN: cmp %t/plain/v0_waves_per_eu_0.kernels.hsaco %t/reuse/v0_waves_per_eu_0.kernels.hsaco
-// RUN: cmp %t/plain/v1_waves_per_eu_4.kernels.hsaco %t/reuse/v1_waves_per_eu_4.kernels.hsaco
-// RUN: cmp %t/plain/v2_maxnreg_64.kernels.hsaco %t/reuse/v2_maxnreg_64.kernels.hsaco
+// RUN: cmp %t/plain/v0_waves_per_eu_0.kernels.gfx942.hsaco %t/reuse/v0_waves_per_eu_0.kernels.gfx942.hsaco
+// RUN: cmp %t/plain/v1_waves_per_eu_4.kernels.gfx942.hsaco %t/reuse/v1_waves_per_eu_4.kernels.gfx942.hsaco
+// RUN: cmp %t/plain/v2_maxnreg_64.kernels.gfx942.hsaco %t/reuse/v2_maxnreg_64.kernels.gfx942.hsaco
 // RUN: cmp %t/plain/v0_waves_per_eu_0.mlir %t/reuse/v0_waves_per_eu_0.mlir
 // RUN: cmp %t/plain/v1_waves_per_eu_4.mlir %t/reuse/v1_waves_per_eu_4.mlir
 // RUN: cmp %t/plain/v2_maxnreg_64.mlir %t/reuse/v2_maxnreg_64.mlir

@@ -18,10 +18,10 @@
 // REDEFINE: %{reuse} = true
 // RUN: %{sweep} --mlir-print-ir-after-all 2> %t/ir.txt
 
-// RUN: cmp %t/plain/v0_maxnreg_32.kernels.fatbin %t/reuse/v0_maxnreg_32.kernels.fatbin
-// RUN: cmp %t/plain/v1_default.kernels.fatbin %t/reuse/v1_default.kernels.fatbin
-// RUN: cmp %t/plain/v2_maxnreg_64.opts__O1.kernels.fatbin %t/reuse/v2_maxnreg_64.opts__O1.kernels.fatbin
-// RUN: cmp %t/plain/v3_O_1.kernels.fatbin %t/reuse/v3_O_1.kernels.fatbin
+// RUN: cmp %t/plain/v0_maxnreg_32.kernels.sm_90.fatbin %t/reuse/v0_maxnreg_32.kernels.sm_90.fatbin
+// RUN: cmp %t/plain/v1_default.kernels.sm_90.fatbin %t/reuse/v1_default.kernels.sm_90.fatbin
+// RUN: cmp %t/plain/v2_maxnreg_64.opts__O1.kernels.sm_90.fatbin %t/reuse/v2_maxnreg_64.opts__O1.kernels.sm_90.fatbin
+// RUN: cmp %t/plain/v3_O_1.kernels.sm_90.fatbin %t/reuse/v3_O_1.kernels.sm_90.fatbin
 
 // Three variants took the PTX compiled for v0; O=1 changes the PTX itself.
 // RUN: %python -c "import json; m = json.load(open('%t/reuse/manifest.json')); \

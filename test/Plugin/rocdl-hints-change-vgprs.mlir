@@ -26,25 +26,25 @@
 // (168 with LLVM 22), no spills.
 // CHECK-LABEL: variant 0 v0_waves_per_eu_0 status=ok duplicate_of=null hints=waves_per_eu=0
 // CHECK-NEXT:    file v0_waves_per_eu_0.mlir ok
-// CHECK-NEXT:    file v0_waves_per_eu_0.kernels.hsaco ok elf
+// CHECK-NEXT:    file v0_waves_per_eu_0.kernels.gfx942.hsaco ok elf
 // CHECK-NEXT:    kernel kernels/tile_matmul vgpr_count={{1[3-9][0-9]|2[0-5][0-9]}} vgpr_spill_count=0 agpr_count=0
 
 // 4 waves per EU: at most 512 / 4 = 128 VGPRs, so the rest spills.
 // CHECK-LABEL: variant 1 v1_waves_per_eu_4 status=ok duplicate_of=null hints=waves_per_eu=4
 // CHECK-NEXT:    file v1_waves_per_eu_4.mlir ok
-// CHECK-NEXT:    file v1_waves_per_eu_4.kernels.hsaco ok elf
+// CHECK-NEXT:    file v1_waves_per_eu_4.kernels.gfx942.hsaco ok elf
 // CHECK-NEXT:    kernel kernels/tile_matmul vgpr_count=128 vgpr_spill_count={{[1-9][0-9]*}} agpr_count=0
 
 // 8 waves per EU: at most 64 VGPRs, more spills.
 // CHECK-LABEL: variant 2 v2_waves_per_eu_8 status=ok duplicate_of=null hints=waves_per_eu=8
 // CHECK-NEXT:    file v2_waves_per_eu_8.mlir ok
-// CHECK-NEXT:    file v2_waves_per_eu_8.kernels.hsaco ok elf
+// CHECK-NEXT:    file v2_waves_per_eu_8.kernels.gfx942.hsaco ok elf
 // CHECK-NEXT:    kernel kernels/tile_matmul vgpr_count=64 vgpr_spill_count={{[1-9][0-9]*}} agpr_count=0
 
 // maxnreg=64 is amdgpu-num-vgpr=64, which LLVM doubles on gfx90a and later
 // (unified VGPR/AGPR file): 128 registers, with spills.
 // CHECK-LABEL: variant 3 v3_maxnreg_64 status=ok duplicate_of=null hints=maxnreg=64
 // CHECK-NEXT:    file v3_maxnreg_64.mlir ok
-// CHECK-NEXT:    file v3_maxnreg_64.kernels.hsaco ok elf
+// CHECK-NEXT:    file v3_maxnreg_64.kernels.gfx942.hsaco ok elf
 // CHECK-NEXT:    kernel kernels/tile_matmul vgpr_count=128 vgpr_spill_count={{[1-9][0-9]*}} agpr_count=0
 // CHECK-NOT:   unlisted file

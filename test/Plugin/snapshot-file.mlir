@@ -28,7 +28,7 @@
 // RUN: mlir-opt --load-pass-plugin=%fly_plugin %t/snap.mlirbc -o /dev/null \
 // RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=2\" binary-pass=\"gpu-module-to-binary{format=isa}\" out-dir=%t/replay})"
 // RUN: ls %t/replay | FileCheck %s --check-prefix=REPLAY
-// REPLAY: v0_waves_per_eu_2.kernels.s
+// REPLAY: v0_waves_per_eu_2.kernels.gfx942.s
 
 // Text on request.
 // RUN: mlir-opt --load-pass-plugin=%fly_plugin %s -o /dev/null \

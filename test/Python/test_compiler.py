@@ -89,13 +89,13 @@ def test_crashing_hint_set_fails_only_its_variant(rocdl, tile_matmul):
     """A backend that aborts (an LLVM fatal error in instruction selection
     for an unknown chip) fails its own variant; every other variant comes
     back and this interpreter keeps running."""
-    hint_sets = [{}, {"target.chip": "gfx9999"}, {"waves_per_eu": 2}]
+    hint_sets = [{}, {"target.triple": "r600-unknown-unknown"}, {"waves_per_eu": 2}]
     with rocdl.compile(tile_matmul, hint_sets=hint_sets) as result:
         assert [v.status for v in result] == ["ok", "failed", "ok"]
         crashed = result[1]
         assert re.search("crash|killed|abort", crashed.error, re.I), crashed.error
         assert crashed.objects == []
-        assert crashed.hints == {"target.chip": "gfx9999"}
+        assert crashed.hints == {"target.triple": "r600-unknown-unknown"}
         assert all(v.objects and v.objects[0].data for v in (result[0], result[2]))
     # Still alive and still compiling.
     again = rocdl.compile(tile_matmul, hint_sets=[{"waves_per_eu": 8}])
@@ -110,7 +110,7 @@ def test_without_isolation_the_crash_takes_the_process(rocdl, tmp_path):
     script.write_text(
         "import sys, fly_snapshot\n"
         "c = fly_snapshot.Compiler(cache=False, isolate=False)\n"
-        "c.compile(open(sys.argv[1]).read(), hint_sets=[{'target.chip': 'gfx9999'}])\n"
+        "c.compile(open(sys.argv[1]).read(), hint_sets=[{'target.triple': 'r600-unknown-unknown'}])\n"
         "print('survived')\n")
     proc = subprocess.run([sys.executable, str(script),
                            str(SRC_DIR / "examples" / "tile_matmul.mlir")],
@@ -170,7 +170,7 @@ def test_cache_second_compile(tmp_path, tile_matmul):
 
 def test_read_out_dir_round_trip(rocdl, tile_matmul, tmp_path):
     """An out-dir reads back into the same Variants without the library."""
-    hint_sets = [{}, {"waves_per_eu": 4}, {"target.chip": "gfx9999"}]
+    hint_sets = [{}, {"waves_per_eu": 4}, {"target.triple": "r600-unknown-unknown"}]
     with rocdl.compile(tile_matmul, hint_sets=hint_sets) as result:
         result.write(tmp_path / "out")
         written = result.variants

@@ -15,7 +15,10 @@
 #include "fly/Compiler/SweepReport.h"
 #include "fly/Compiler/TargetName.h"
 #include "fly/Executor/WorkDir.h"
+#include "fly/Hints/TargetChips.h"
+#include "fly/Pipeline/TargetPresets.h"
 #include "fly/Replay/Manifest.h"
+#include "fly/Replay/SweepTable.h"
 #include "fly/Support/OutputDirectory.h"
 #include "fly/Support/SafeFile.h"
 #include "fly/Support/ToolHelp.h"
@@ -23,10 +26,13 @@
 #include "fly/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -294,7 +300,7 @@ int main(int argc, char **argv) {
     executor = fly::ExecutorKind::Batch;
 
   if (llvm::Error err = fly::checkTargetName(targetOpt))
-    return fail("--target: " + llvm::toString(std::move(err)));
+    return fail("--target=" + targetOpt + ": " + llvm::toString(std::move(err)));
   llvm::Expected<fly::TargetSpec> target = fly::parseTargetSpec(targetOpt);
   if (!target)
     return fail("--" + llvm::toString(target.takeError()));
@@ -308,7 +314,9 @@ int main(int argc, char **argv) {
     return fail("--out-dir: " + llvm::toString(std::move(err)));
 
   fly::CompileJob job;
-  job.chip = targetOpt;
+  // Only a preset's label: the source and pipeline, which the key hashes,
+  // say what a --pipeline targets.
+  job.chip = pipelineOpt.empty() ? std::string(targetOpt) : "";
   bool bundled = inputOpt.empty();
   if (bundled) {
     job.source = kBundledKernel;
@@ -359,14 +367,36 @@ int main(int argc, char **argv) {
     return fail("no toolkit found for " + family +
                 ": pass --toolkit=<dir> (a ROCm-shaped folder with "
                 "amdgcn/bitcode and llvm/bin/ld.lld, or the CUDA toolkit)");
-  job.pipeline = pipelineOpt.empty()
-                     ? fly::getPresetPipeline(*target, toolkit, formatOpt)
-                     : std::string(pipelineOpt);
 
   DialectRegistry registry;
   fly::registerCompilerDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Diagnostics as mlir-opt prints them: file:line:col and the source line.
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(job.source, job.sourceName),
+      llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  std::string presetNote = "--pipeline";
+  if (pipelineOpt.empty()) {
+    // The preset fits the input: host code or not, targets or not.
+    OwningOpRef<ModuleOp> input = parseSourceString<ModuleOp>(
+        job.source, ParserConfig(&context), job.sourceName);
+    if (!input)
+      return 1;
+    fly::InputShape shape = fly::inspectInput(*input);
+    std::string format = formatOpt;
+    if (format.empty())
+      format = family == "rocdl" ? "fatbin" : "bin";
+    fly::PresetOptions preset{family, target->chip, format, toolkit};
+    job.pipeline = fly::buildPresetPipeline(preset, shape);
+    presetNote =
+        "preset " + targetOpt + ": " + fly::describePreset(preset, shape);
+  } else {
+    job.pipeline = pipelineOpt;
+  }
 
   fly::SplitCompilerOptions options = fly::SplitCompilerOptions::fromEnvironment();
   std::string jobsNote;
@@ -397,17 +427,11 @@ int main(int argc, char **argv) {
     options.progress = [](StringRef line) {
       llvm::errs() << "fly-tune: " << line << "\n";
     };
-  // Diagnostics as mlir-opt prints them: file:line:col and the source line.
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(job.source, job.sourceName),
-      llvm::SMLoc());
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-
   fly::SplitCompiler compiler(context, options);
   if (!quietOpt)
-    llvm::errs() << "fly-tune: " << job.sourceName << " for " << targetOpt
-                 << ", " << count(job.hintSets.size(), "hint set") << "\n";
+    llvm::errs() << "fly-tune: " << job.sourceName << ", "
+                 << count(job.hintSets.size(), "hint set") << ", "
+                 << presetNote << "\n";
   FailureOr<fly::CompileResult> result = compiler.compile(job);
   if (failed(result))
     return 1;
@@ -430,53 +454,37 @@ int main(int argc, char **argv) {
                          ? std::string("cache disabled")
                          : result->cacheExplanation)
                  << "\n";
-  bool nvvm = family == "nvvm";
-  llvm::outs() << llvm::formatv("{0,-3} {1,-36} {2,+9} {3,+5} {4,+5} {5,+7} "
-                                "{6,+8} {7,+8}  {8}\n",
-                                "#", "hint set", "ms", nvvm ? "regs" : "vgpr",
-                                nvvm ? "-" : "sgpr", "spills", "scratch",
-                                "bytes", "note");
-  for (auto [i, v] : llvm::enumerate(result->variants)) {
-    std::string hints = v.hints.canonical();
-    if (hints.empty())
-      hints = "(default)";
-    if (!v.succeeded()) {
-      llvm::outs() << llvm::formatv("{0,-3} {1,-36} FAILED: {2}\n", i, hints,
-                                    StringRef(v.error).split('\n').first);
-      continue;
-    }
-    std::string regs = "-", sgpr = "-", spills = "-", scratch = "-";
-    int64_t bytes = 0;
-    for (const fly::VariantObject &object : v.objects) {
-      bytes += object.bytes.size();
-      for (const fly::KernelInfo &kernel : object.kernels) {
-        const llvm::json::Object &md = kernel.metadata;
-        regs = metadataCell(md, nvvm ? "registers" : "vgpr_count");
-        sgpr = nvvm ? "-" : metadataCell(md, "sgpr_count");
-        if (nvvm) {
-          scratch = metadataCell(md, "frame_bytes");
-        } else {
-          spills = std::to_string(md.getInteger("vgpr_spill_count").value_or(0) +
-                                  md.getInteger("sgpr_spill_count").value_or(0));
-          scratch = metadataCell(md, "private_segment_fixed_size");
-        }
-      }
-    }
-    std::string note = result->variantFromCache[i] ? "cached" : "";
-    if (v.duplicateOf)
-      note += (note.empty() ? "" : ", ") +
-              llvm::formatv("same as #{0}", *v.duplicateOf).str();
-    llvm::outs() << llvm::formatv(
-        "{0,-3} {1,-36} {2,+9} {3,+5} {4,+5} {5,+7} {6,+8} {7,+8}  {8}\n", i,
-        hints, llvm::formatv("{0:f1}", v.replayMs).str(), regs, sgpr, spills,
-        scratch, bytes, note);
-  }
+  fly::printSweepTable(llvm::outs(), result->variants,
+                       result->variantFromCache);
 
   fly::SweepHeader header = fly::getSweepHeader("fly-tune", job, *result);
-  header.target = targetOpt;
-  if (llvm::Error err =
-          fly::writeSweepOutputs(outDirOpt, result->variants, header))
+  header.target = llvm::join(result->targets, ",");
+  header.targets = result->targets;
+  if (pipelineOpt.empty())
+    header.preset = std::string(targetOpt);
+  // The host module with the default variant's binaries, after the suffix:
+  // written when there is host code (a kernel-only module is just the
+  // gpu.binary ops of <id>.mlir).
+  std::vector<std::pair<std::string, std::string>> extraFiles;
+  if (result->mainModule &&
+      llvm::any_of(result->mainModule->getBody()->getOperations(),
+                   [](Operation &op) { return !isa<gpu::BinaryOp>(op); })) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    result->mainModule->print(os);
+    os << "\n";
+    extraFiles.push_back({"main.mlir", std::move(text)});
+    header.mainModule = "main.mlir";
+  }
+  if (llvm::Error err = fly::writeSweepOutputs(outDirOpt, result->variants,
+                                               header, extraFiles))
     return fail(llvm::toString(std::move(err)));
+  if (result->numFailed() == result->variants.size()) {
+    llvm::errs() << "fly-tune: error: all " << count(result->variants.size(), "variant")
+                 << " failed; " << outDirOpt
+                 << "/manifest.json lists their errors\n";
+    return 1;
+  }
   llvm::outs() << "\nwrote " << count(result->variants.size(), "variant")
                << " and " << outDirOpt << "/manifest.json\n";
   int status = 0;

@@ -94,6 +94,9 @@ struct CompileResult {
   mlir::OwningOpRef<mlir::ModuleOp> mainModule;
   std::vector<std::string> warnings;
   std::vector<std::string> reproducers;
+  /// What the pre-binary module's gpu.modules target ("rocdl:gfx942", ...),
+  /// distinct, in order: the real targets, whatever attached them.
+  std::vector<std::string> targets;
 
   unsigned numFailed() const;
 };

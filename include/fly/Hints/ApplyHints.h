@@ -29,6 +29,10 @@ getTargetFamilies(mlir::gpu::GPUModuleOp gpuModule);
 bool isNvvmOnly(llvm::ArrayRef<TargetFamily> families);
 llvm::StringRef stringifyTargetFamily(TargetFamily family);
 
+/// Whether a hint selector (`rocdl`, `nvvm` or a chip, see splitHintName)
+/// picks `target`; the empty selector picks every target.
+bool targetMatchesSelector(mlir::Attribute target, llvm::StringRef selector);
+
 /// The kernels of `gpuModule`, in order: the llvm.funcs the GPU-to-LLVM
 /// lowering marked as such (kernel hints go onto these).
 llvm::SmallVector<mlir::LLVM::LLVMFuncOp>

@@ -25,6 +25,19 @@ namespace fly {
 /// The hint names fly understands, one per line, for diagnostics and docs.
 llvm::StringRef acceptedHintsHelp();
 
+/// A hint name split into the hint and the targets it is limited to:
+/// `target[gfx90a].O` -> {"target.O", "gfx90a"}, `O[nvvm]` -> {"O", "nvvm"},
+/// `maxnreg` -> {"maxnreg", ""}. The selector is a family (`rocdl`, `nvvm`)
+/// or a chip, as the target names it before any hint rewrites it.
+struct HintName {
+  std::string base;
+  std::string selector;
+};
+/// Nullopt when the brackets are malformed.
+std::optional<HintName> splitHintName(llvm::StringRef key);
+/// Hints that rewrite a target attribute (and so may take a selector).
+bool isTargetRewritingHint(llvm::StringRef base);
+
 class HintSet {
 public:
   using Entry = std::pair<std::string, std::string>;

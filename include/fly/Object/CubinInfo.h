@@ -31,6 +31,9 @@ struct CubinKernel {
   int64_t registers = -1, frameBytes = -1, minStackBytes = -1,
           maxStackBytes = -1, sharedBytes = -1, paramBytes = -1;
   std::vector<CubinParam> params; ///< sorted by ordinal
+  /// The block size (x, y, z) the kernel requires (.reqntid) or at most
+  /// allows (.maxntid); empty when not given.
+  std::vector<int64_t> reqntid, maxntid;
 };
 
 /// Reads every kernel of a 64-bit little-endian ELF cubin. Malformed records

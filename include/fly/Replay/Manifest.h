@@ -25,8 +25,14 @@ struct SweepHeader {
   std::string tool;
   /// The input file (or a name for it).
   std::string input;
-  /// family:chip, e.g. rocdl:gfx942, where the tool was given one.
+  /// family:chip, e.g. rocdl:gfx942 (comma-separated with several targets).
   std::optional<std::string> target;
+  /// Every target of the pre-binary module (family:chip), where known.
+  std::optional<std::vector<std::string>> targets;
+  /// The --target= preset that chose the pipeline (null with --pipeline).
+  std::optional<std::string> preset;
+  /// The host module's file in the out-dir, when there is host code.
+  std::optional<std::string> mainModule;
   /// The full pipeline and its split at the binary pass (fly-tune).
   std::optional<std::string> pipeline, prefix, suffix;
   /// The binary pass as replayed (with its options).
@@ -53,9 +59,12 @@ llvm::json::Object variantToJSON(const VariantResult &result,
 /// included. The out-dir is replaced as a whole (OutputDirectory): on an
 /// error the previous one is left as it was. `header` gives the manifest's
 /// top-level fields besides `variants`.
-llvm::Error writeSweepOutputs(llvm::StringRef outDir,
-                              llvm::ArrayRef<VariantResult> results,
-                              const SweepHeader &header);
+/// `extraFiles` (name, contents) are written with them, e.g. fly-tune's
+/// main.mlir.
+llvm::Error writeSweepOutputs(
+    llvm::StringRef outDir, llvm::ArrayRef<VariantResult> results,
+    const SweepHeader &header,
+    llvm::ArrayRef<std::pair<std::string, std::string>> extraFiles = {});
 
 } // namespace fly
 

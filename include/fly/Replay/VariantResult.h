@@ -30,12 +30,28 @@ struct KernelInfo {
 struct VariantObject {
   std::string gpuModule;
   std::string target; // Printed target attribute.
+  std::string family; // rocdl | nvvm | other
+  std::string chip;   // The target's chip: gfx942, sm_90 ("" for others).
+  /// Position of the target in its gpu.module's target list.
+  unsigned targetIndex = 0;
   std::string format; // offload | isa | bin | fatbin
   std::string extension;
   std::string bytes;
   std::vector<KernelInfo> kernels;
+  /// Where `kernels` was read from ("kernel table", "AMDGPU metadata note",
+  /// "AMDGPU assembly metadata", "cubin .nv.info", "cubin in fatbin"), or
+  /// why there is no register data ("PTX only: no register data in PTX").
+  std::string registerSource, registerNote;
   llvm::json::Object properties;
 };
+
+/// The file name of `object` in a sweep's output: `<id>.<gpu.module>.<chip>
+/// <ext>`, with `.t<target index>` before the extension when another target
+/// of the same gpu.module has the same chip (e.g. two gfx942 targets that
+/// differ in features).
+std::string getObjectFileName(llvm::StringRef variantId,
+                              const VariantObject &object,
+                              llvm::ArrayRef<VariantObject> siblings);
 
 struct VariantResult {
   unsigned index = 0;
@@ -75,6 +91,12 @@ llvm::json::Array kernelsToJSON(const std::vector<KernelInfo> &kernels);
 
 /// Reads per-kernel registers, shared memory and stack from an NVIDIA cubin.
 std::vector<KernelInfo> readCubinKernelInfo(llvm::StringRef cubin);
+
+/// Fills `object.kernels`, `registerSource` and `registerNote` from its
+/// bytes, for every format: ROCDL objects from their AMDGPU metadata (note
+/// or assembly block), NVVM cubins from .nv.info, NVVM fatbins from the
+/// cubin inside. Keeps a kernel table already there.
+void readObjectKernelInfo(VariantObject &object);
 
 } // namespace fly
 

@@ -31,6 +31,7 @@ struct ManifestKernel {
 struct ManifestObject {
   std::string gpuModule;
   std::string format; ///< bin, fatbin, isa, offload
+  std::string chip;   ///< the target's chip (sm_90, gfx942); "" if unknown
   std::string file;   ///< path of the object file; empty if not written
   uint64_t size = 0;  ///< bytes, as written
   std::vector<ManifestKernel> kernels;

@@ -6,7 +6,7 @@ import fly_snapshot
 
 with fly_snapshot.Compiler(cache=False) as compiler:  # isolate=True: the default
     result = compiler.compile(open(sys.argv[1]).read(), hint_sets=[
-        {}, {"target.chip": "gfx9999"}, {"waves_per_eu": 4}])
+        {}, {"target.triple": "r600-unknown-unknown"}, {"waves_per_eu": 4}])
     for v in result:
         print(v.id, v.status, [k.registers for k in v.kernels])
     print("crash error:", result[1].error.splitlines()[0] if result[1].error else "")
