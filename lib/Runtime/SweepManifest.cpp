@@ -5,6 +5,10 @@
 #include "fly/Runtime/RegularFile.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 
 using namespace llvm;
 
@@ -125,7 +129,12 @@ Expected<SweepManifest> parseSweepManifest(StringRef text, StringRef dir) {
                              " (not a fly-tune manifest?)");
   if (m.variants.empty())
     return createStringError(where + ": the manifest lists no variants");
-  std::tie(m.family, m.chip) = StringRef(m.target).split(':');
+  // "nvvm:sm_80,nvvm:sm_90" for a gpu.module with several targets: the
+  // family of the first, and no single chip (selectObjectsForChip picks).
+  StringRef firstTarget = StringRef(m.target).split(',').first;
+  std::tie(m.family, m.chip) = firstTarget.split(':');
+  if (StringRef(m.target).contains(','))
+    m.chip.clear();
   for (size_t i = 0; i < m.variants.size(); ++i) {
     ManifestVariant &v = m.variants[i];
     if (v.index < 0)
@@ -164,6 +173,52 @@ Expected<std::string> readObject(const ManifestObject &object) {
                              object.file.c_str(), bytes->size(),
                              (unsigned long long)object.size);
   return bytes;
+}
+
+std::vector<std::string> selectObjectsForChip(SweepManifest &manifest,
+                                              StringRef deviceChip,
+                                              StringRef deviceNote) {
+  std::vector<std::string> lines;
+  for (ManifestVariant &v : manifest.variants) {
+    // The chips each gpu.module was built for, in target order.
+    StringMap<SmallVector<std::string>> chipsOf;
+    for (const ManifestObject &o : v.objects)
+      if (!o.chip.empty() && !is_contained(chipsOf[o.gpuModule], o.chip))
+        chipsOf[o.gpuModule].push_back(o.chip);
+    bool multiChip = any_of(chipsOf, [](const auto &entry) {
+      return entry.second.size() > 1;
+    });
+    if (!multiChip)
+      continue;
+    std::vector<ManifestObject> kept;
+    for (ManifestObject &o : v.objects) {
+      const SmallVector<std::string> &chips = chipsOf[o.gpuModule];
+      bool anyMatches = is_contained(chips, deviceChip.str());
+      if (chips.size() > 1 && anyMatches && o.chip != deviceChip)
+        continue;
+      if (chips.size() > 1) {
+        SmallVector<std::string> others;
+        for (const std::string &chip : chips)
+          if (chip != o.chip)
+            others.push_back(chip);
+        std::string name = sys::path::filename(o.file).str();
+        lines.push_back(
+            anyMatches
+                ? formatv("{0}: loading {1} ({2} matches the device{3}; also "
+                          "built: {4})",
+                          v.id, name, o.chip, deviceNote, join(others, ", "))
+                      .str()
+                : formatv("{0}: no object of gpu.module @{1} is for {2} "
+                          "(built: {3}); keeping {4}",
+                          v.id, o.gpuModule, deviceChip, join(chips, ", "),
+                          name)
+                      .str());
+      }
+      kept.push_back(std::move(o));
+    }
+    v.objects = std::move(kept);
+  }
+  return lines;
 }
 
 } // namespace fly::rt

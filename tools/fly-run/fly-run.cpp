@@ -149,9 +149,26 @@ int main(int argc, char **argv) {
   if (opened == OpenResult::Error)
     return fail("opening the " + label + " device: " + why);
   printHeader(outs(), dev, label, *manifest, *spec, *kernel);
+  // A gpu.module with several targets: each variant loads its object for
+  // this device's chip.
+  std::string chipNote;
+  if (StringRef(dev.arch).starts_with("sm_") && dev.arch.size() >= 5)
+    chipNote = formatv(", compute capability {0}.{1}",
+                       StringRef(dev.arch).drop_front(3).drop_back(1),
+                       dev.arch.back())
+                   .str();
+  for (const std::string &line :
+       selectObjectsForChip(*manifest, dev.arch, chipNote))
+    if (!quiet)
+      errs() << "fly-run: " << line << "\n";
 
   // A stored winner for this kernel, chip and device?
-  std::string key = *kernel + "|" + manifest->target + "|" + dev.name;
+  // The chip of the objects loaded, not the manifest's list of targets.
+  std::string key = *kernel + "|" +
+                    (manifest->chip.empty()
+                         ? manifest->family + ":" + dev.arch
+                         : manifest->target) +
+                    "|" + dev.name;
   std::string print = fingerprint(*manifest, *spec);
   std::string storePath = bestConfigPath.empty()
                               ? manifest->dir + "/best-config.json"

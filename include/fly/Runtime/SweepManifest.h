@@ -58,12 +58,21 @@ struct SweepManifest {
   std::string dir;
   std::string target; ///< "nvvm:sm_90"
   std::string family; ///< "nvvm" / "rocdl"
-  std::string chip;   ///< "sm_90"
+  std::string chip;   ///< "sm_90"; "" when the objects are for several chips
   std::vector<ManifestVariant> variants;
 
   /// Kernel names found in the variants' objects, first-seen order.
   std::vector<std::string> kernelNames() const;
 };
+
+/// Where a variant has objects of one gpu.module for several chips (a
+/// gpu.module with several targets), keeps the one whose chip is
+/// `deviceChip` (e.g. "sm_90", "gfx942") and returns a line per variant that
+/// says which it loads and what else was built. Where none matches, keeps
+/// them all and says so. Single-chip manifests are left as they are.
+std::vector<std::string> selectObjectsForChip(SweepManifest &manifest,
+                                              llvm::StringRef deviceChip,
+                                              llvm::StringRef deviceNote);
 
 /// Objects larger than this are refused whatever the manifest says.
 constexpr uint64_t kMaxObjectBytes = uint64_t(1) << 30;
