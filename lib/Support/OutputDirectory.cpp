@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 using namespace llvm;
@@ -86,7 +87,21 @@ struct LinuxDirent64 {
   char d_name[1];
 };
 
+// Writes into a staging directory in progress, and whether an interrupt
+// came: the handler waits (briefly) for writes in flight to finish, and a
+// write that finishes after the interrupt removes its own file. Without
+// this, a thread that creates a file right after the handler emptied the
+// directory leaves it behind (seen under load in out-dir-signals.test).
+static std::atomic<bool> interrupted{false};
+static std::atomic<int> writesInFlight{0};
+
 static void onInterrupt() {
+  interrupted.store(true);
+  // At most ~200 ms: the handler may run on the writing thread itself.
+  for (int i = 0; i < 200 && writesInFlight.load() > 0; ++i) {
+    struct timespec ms = {0, 1000000};
+    ::nanosleep(&ms, nullptr);
+  }
   // LLVM has already removed the staged files it knows (RemoveFileOnSignal).
   // The writing thread may have created one since (the signal can run on
   // another thread), and a TempFile registers itself only after creating its
@@ -301,6 +316,16 @@ Error OutputDirectory::write(StringRef name, StringRef contents) {
     return fail("two outputs are named '" + name + "' in out-dir '" + path +
                 "'");
   std::string full = sibling(staging, name);
+  ++writesInFlight;
+  auto inFlight = llvm::make_scope_exit([&] {
+    // After an interrupt the handler may already have emptied the staging
+    // directory: what this write made goes too.
+    if (interrupted.load())
+      ::unlink(full.c_str());
+    --writesInFlight;
+  });
+  if (interrupted.load())
+    return fail("interrupted while writing out-dir '" + path + "'");
   sys::RemoveFileOnSignal(full);
   written.push_back(name.str());
   int fd;

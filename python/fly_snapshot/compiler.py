@@ -22,14 +22,15 @@ _INT_HINTS = frozenset({"waves_per_eu", "maxnreg", "O", "target.O"})
 _BOOL_HINTS = frozenset({"fast_fp_math", "unsafe_fp_math"})
 
 
-def _typed_hints(hint_set: Mapping[str, str]) -> HintSet:
-    """The manifest's canonical hint strings as Python values."""
+def _typed_hints(hint_set: Mapping[str, Union[int, str]]) -> HintSet:
+    """The manifest's hint values (typed since schema_version 1: integers for
+    numeric hints, strings otherwise) as Python values."""
     typed: HintSet = {}
     for key, value in hint_set.items():
         if key in _INT_HINTS:
             typed[key] = int(value)
         elif key in _BOOL_HINTS:
-            typed[key] = value == "1"
+            typed[key] = int(value) == 1
         else:
             typed[key] = value
     return typed
