@@ -106,14 +106,13 @@ static cl::opt<std::string> hintsFileOpt("hints-file",
                                          cl::Required);
 static cl::list<unsigned> nOpt("n", cl::desc("Hint-set counts (e.g. 8,16)"),
                                cl::CommaSeparated);
-static cl::opt<unsigned> repsOpt("reps", cl::desc("Repetitions"),
-                                 cl::init(5));
-static cl::list<std::string>
-    modesOpt("modes",
-             cl::desc("Modes (default: singles,naive,text,serial,parallel,"
-                      "serial-plain,parallel-plain,isolated,process,capacity,warm,"
-                      "one)"),
-             cl::CommaSeparated);
+static cl::opt<unsigned> repsOpt("reps", cl::desc("Repetitions"), cl::init(5));
+static cl::list<std::string> modesOpt(
+    "modes",
+    cl::desc("Modes (default: singles,naive,text,serial,parallel,"
+             "serial-plain,parallel-plain,isolated,process,capacity,warm,"
+             "one)"),
+    cl::CommaSeparated);
 static cl::opt<unsigned> roundsOpt("rounds",
                                    cl::desc("canonicalize,cse rounds in the "
                                             "prefix"),
@@ -168,10 +167,8 @@ static cl::opt<std::string> flyTuneOpt(
     cl::desc("The fly-tune the process executor starts (mode 'process'); "
              "default: ../bin/fly-tune beside this program"),
     cl::init(""));
-static cl::opt<std::string> childOutOpt("child-out", cl::Hidden,
-                                        cl::init(""));
-static cl::opt<std::string> cacheDirOpt("cache-dir", cl::Hidden,
-                                        cl::init(""));
+static cl::opt<std::string> childOutOpt("child-out", cl::Hidden, cl::init(""));
+static cl::opt<std::string> cacheDirOpt("cache-dir", cl::Hidden, cl::init(""));
 
 //===----------------------------------------------------------------------===//
 // Helpers
@@ -312,8 +309,8 @@ std::vector<fly::HintSet> loadHints(StringRef path, unsigned n) {
   if (!sets)
     die(llvm::toString(sets.takeError()));
   if (n && sets->size() < n)
-    die(llvm::formatv("'{0}' has {1} hint sets, {2} wanted", path,
-                      sets->size(), n)
+    die(llvm::formatv("'{0}' has {1} hint sets, {2} wanted", path, sets->size(),
+                      n)
             .str());
   if (n)
     sets->resize(n);
@@ -371,8 +368,7 @@ public:
   /// The binary pass as it runs for `h` on `m` (its `opts` hint merged in
   /// where it is not IR).
   const std::string &binaryPassFor(ModuleOp m, const fly::HintSet &h) {
-    std::string opts =
-        fly::getBinaryOptsHint(h, fly::getTargetedGpuModules(m));
+    std::string opts = fly::getBinaryOptsHint(h, fly::getTargetedGpuModules(m));
     auto it = effective.find(opts);
     if (it != effective.end())
       return it->second;
@@ -420,9 +416,10 @@ public:
 
   /// `reuseIsa` true is SplitCompiler's default (what ships); false is the
   /// plain replay, as before reuse-isa.
-  json::Object runCompiler(unsigned jobs, bool cache,
-                           fly::ExecutorKind executor = fly::ExecutorKind::Batch,
-                           bool reuseIsa = true) {
+  json::Object
+  runCompiler(unsigned jobs, bool cache,
+              fly::ExecutorKind executor = fly::ExecutorKind::Batch,
+              bool reuseIsa = true) {
     fly::SplitCompilerOptions options =
         compilerOptions(jobs, cache, executor, reuseIsa);
     ReplayPmTime pmTime;
@@ -458,15 +455,15 @@ public:
       else if (!llvm::is_contained(batches,
                                    std::make_pair(v.replayMs, v.replayedWith)))
         batches.push_back({v.replayMs, v.replayedWith});
-      perVariant.push_back(json::Object{
-          {"hints", v.hints.canonical()},
-          {"ms", v.replayMs},
-          {"with", v.replayedWith},
-          {"ok", v.succeeded()},
-          {"dup", v.duplicateOf ? json::Value(*v.duplicateOf)
-                                : json::Value(nullptr)},
-          {"isa_from", v.isaFrom ? json::Value(*v.isaFrom)
-                                 : json::Value(nullptr)}});
+      perVariant.push_back(
+          json::Object{{"hints", v.hints.canonical()},
+                       {"ms", v.replayMs},
+                       {"with", v.replayedWith},
+                       {"ok", v.succeeded()},
+                       {"dup", v.duplicateOf ? json::Value(*v.duplicateOf)
+                                             : json::Value(nullptr)},
+                       {"isa_from", v.isaFrom ? json::Value(*v.isaFrom)
+                                              : json::Value(nullptr)}});
     }
     double batchMs = 0;
     for (auto &[bms, with] : batches)
@@ -523,8 +520,7 @@ public:
       out["prebinary_bytecode_bytes"] = static_cast<int64_t>(bc.size());
     }
 
-    SmallVector<gpu::GPUModuleOp> gpuModules =
-        fly::getTargetedGpuModules(*pre);
+    SmallVector<gpu::GPUModuleOp> gpuModules = fly::getTargetedGpuModules(*pre);
     json::Array tBin, tHint, tRecord, tText, tBinCpu;
     double tBinSum = 0, tBinCpuSum = 0;
     int64_t objectBytes = 0;
@@ -568,8 +564,7 @@ public:
       tHint.push_back(loop([&] {
         b.setInsertionPointToEnd(container->getBody());
         auto variant = ModuleOp::create(b, loc, StringRef(id));
-        variant->setAttr(fly::kHintsAttrName,
-                         b.getStringAttr(h.canonical()));
+        variant->setAttr(fly::kHintsAttrName, b.getStringAttr(h.canonical()));
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToEnd(variant.getBody());
         for (gpu::GPUModuleOp gm : gpuModules) {
@@ -657,8 +652,7 @@ int childMain(StringRef mode) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   auto [family, chip] = StringRef(targetOpt).split(':');
-  std::string pipeline =
-      makePipeline(family, chip, toolkitOpt, roundsOpt);
+  std::string pipeline = makePipeline(family, chip, toolkitOpt, roundsOpt);
   unsigned n = mode == "one" ? 1 : childNOpt;
   Bench bench(context, readFile(inputOpt), pipeline,
               loadHints(hintsFileOpt, n));
@@ -865,8 +859,8 @@ json::Value sampleToJSON(Sample &s) {
 /// The modes that get a summary (ratios to naive and the ideals) and a line
 /// of the console table.
 constexpr StringRef kSummaryModes[] = {
-    "naive",        "text",           "serial",   "parallel",
-    "serial-plain", "parallel-plain", "isolated", "process", "warm"};
+    "naive",          "text",     "serial",  "parallel", "serial-plain",
+    "parallel-plain", "isolated", "process", "warm"};
 
 std::string fmtRatio(double r) {
   return std::isnan(r) ? "-" : llvm::formatv("{0:f2}", r).str();
@@ -876,9 +870,9 @@ int parentMain() {
   auto [family, chip] = StringRef(targetOpt).split(':');
   if ((family != "rocdl" && family != "nvvm") || chip.empty())
     die("--target must be rocdl:<chip> or nvvm:<sm>");
-  std::string label = nameOpt.empty() ? std::string(llvm::sys::path::filename(
-                                            inputOpt))
-                                      : std::string(nameOpt);
+  std::string label = nameOpt.empty()
+                          ? std::string(llvm::sys::path::filename(inputOpt))
+                          : std::string(nameOpt);
   json::Object report{{"name", label},
                       {"input", inputOpt},
                       {"target", targetOpt},
@@ -914,9 +908,9 @@ int parentMain() {
 
   std::vector<std::string> modes(modesOpt.begin(), modesOpt.end());
   if (modes.empty())
-    modes = {"singles",        "naive",    "text",     "serial",
-             "parallel",       "serial-plain", "parallel-plain",
-             "isolated",       "process",  "capacity", "warm",     "one"};
+    modes = {"singles",  "naive",        "text",           "serial",
+             "parallel", "serial-plain", "parallel-plain", "isolated",
+             "process",  "capacity",     "warm",           "one"};
   std::vector<unsigned> ns(nOpt.begin(), nOpt.end());
   if (ns.empty())
     ns = {8, 16};
@@ -970,8 +964,8 @@ int parentMain() {
           // of its own (FLY_CACHE_DIR=<pristine>), whose binaries are then
           // deleted; every repetition gets a fresh copy of what is left.
           llvm::SmallString<256> pristine(work), dir(work);
-          llvm::sys::path::append(pristine, "cache-prefix-only-" +
-                                                std::to_string(n));
+          llvm::sys::path::append(pristine,
+                                  "cache-prefix-only-" + std::to_string(n));
           llvm::sys::path::append(dir, "cache");
           if (!llvm::sys::fs::exists(pristine)) {
             llvm::sys::fs::create_directories(pristine);
@@ -1040,7 +1034,8 @@ int parentMain() {
     summary["quiet_wait_s"] = waited;
     summary["foreign_cores_median"] = median(foreign);
     summary["foreign_cores_max"] =
-        foreign.empty() ? 0.0 : *std::max_element(foreign.begin(), foreign.end());
+        foreign.empty() ? 0.0
+                        : *std::max_element(foreign.begin(), foreign.end());
     std::vector<double> idealP, ideal1;
     for (unsigned rep = 0; rep < repsOpt; ++rep) {
       idealP.push_back(ideal(rep, P));
@@ -1098,7 +1093,8 @@ int parentMain() {
           if (!llvm::is_contained(tokens, "-32"))
             opts.clear();
         }
-        auto g = llvm::find_if(groups, [&](auto &x) { return x.first == opts; });
+        auto g =
+            llvm::find_if(groups, [&](auto &x) { return x.first == opts; });
         if (g == groups.end())
           g = groups.insert(groups.end(), {opts, {}});
         g->second.push_back(i);
@@ -1144,8 +1140,8 @@ int parentMain() {
     for (StringRef mode : kSummaryModes) {
       if (!samples.count(mode.str()))
         continue;
-      std::vector<double> abs, toNaive, toIdeal1, toIdealP, rss, hwm, wall,
-          cpu, workCpu, cpuToIdeal1, cpuToNaive, outside;
+      std::vector<double> abs, toNaive, toIdeal1, toIdealP, rss, hwm, wall, cpu,
+          workCpu, cpuToIdeal1, cpuToNaive, outside;
       for (unsigned rep = 0; rep < repsOpt; ++rep) {
         double t = ms(mode, rep);
         abs.push_back(t);
@@ -1170,8 +1166,8 @@ int parentMain() {
           cpuToNaive.push_back(c / num(samples["naive"][rep].data, "cpu_ms"));
         if (samples.count("singles")) {
           const json::Object &si = samples["singles"][rep].data;
-          cpuToIdeal1.push_back(c /
-                                (num(si, "t_pre_cpu") + num(si, "t_bin_cpu_sum")));
+          cpuToIdeal1.push_back(
+              c / (num(si, "t_pre_cpu") + num(si, "t_bin_cpu_sum")));
         }
       }
       auto range = [](std::vector<double> v) {
@@ -1212,9 +1208,9 @@ int parentMain() {
         replay.push_back(num(w, "replay_ms"));
         setup.push_back(num(w, "setup_ms"));
         if (samples.count("singles"))
-          toBinP.push_back(num(w, "ms") /
-                           (num(samples["singles"][rep].data, "t_bin_sum") /
-                            P));
+          toBinP.push_back(
+              num(w, "ms") /
+              (num(samples["singles"][rep].data, "t_bin_sum") / P));
       }
       json::Object &w = *summary.getObject("warm");
       w["load_ms"] = median(load);
@@ -1237,9 +1233,9 @@ int parentMain() {
     // repetition (paired), wall and CPU.
     {
       json::Object reuse;
-      for (auto [on, off] : {std::pair<StringRef, StringRef>{"serial",
-                                                             "serial-plain"},
-                             {"parallel", "parallel-plain"}}) {
+      for (auto [on, off] :
+           {std::pair<StringRef, StringRef>{"serial", "serial-plain"},
+            {"parallel", "parallel-plain"}}) {
         if (!samples.count(on.str()) || !samples.count(off.str()))
           continue;
         std::vector<double> wallX, cpuX;

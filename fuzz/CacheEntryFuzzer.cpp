@@ -44,9 +44,11 @@ static bool hasNonFinite(const json::Value &value) {
   if (std::optional<double> d = value.getAsNumber())
     return !std::isfinite(*d);
   if (const json::Object *o = value.getAsObject())
-    return llvm::any_of(*o, [](const auto &kv) { return hasNonFinite(kv.second); });
+    return llvm::any_of(*o,
+                        [](const auto &kv) { return hasNonFinite(kv.second); });
   if (const json::Array *a = value.getAsArray())
-    return llvm::any_of(*a, [](const json::Value &v) { return hasNonFinite(v); });
+    return llvm::any_of(*a,
+                        [](const json::Value &v) { return hasNonFinite(v); });
   return false;
 }
 

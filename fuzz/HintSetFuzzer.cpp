@@ -63,8 +63,7 @@ static void checkSet(const fly::HintSet &set, StringRef input) {
     fail("label() is empty or longer than 48 characters", input, set, label);
   for (char c : label)
     if (!(isAlnum(c) || c == '_' || c == '.'))
-      fail("label() has a character outside [A-Za-z0-9_.]", input, set,
-           label);
+      fail("label() has a character outside [A-Za-z0-9_.]", input, set, label);
 }
 
 static void check(Expected<std::vector<fly::HintSet>> sets, StringRef input) {

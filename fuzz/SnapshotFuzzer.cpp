@@ -50,8 +50,8 @@ struct FuzzContext {
                       NVVM::NVVMDialect>();
       ROCDL::registerROCDLTargetInterfaceExternalModels(registry);
       NVVM::registerNVVMTargetInterfaceExternalModels(registry);
-      context = std::make_unique<MLIRContext>(
-          registry, MLIRContext::Threading::DISABLED);
+      context = std::make_unique<MLIRContext>(registry,
+                                              MLIRContext::Threading::DISABLED);
       context->loadAllAvailableDialects();
       uses = 0;
     }

@@ -30,7 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   StringRef text(reinterpret_cast<const char *>(data), size);
   Expected<SweepManifest> manifest = parseSweepManifest(text, "out");
   if (!manifest) {
-    check(StringRef(toString(manifest.takeError())).starts_with("out/manifest.json"),
+    check(StringRef(toString(manifest.takeError()))
+              .starts_with("out/manifest.json"),
           "an error names the manifest");
     return 0;
   }
@@ -39,7 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check(isPlainFileName(v.id), "variant ids are plain names");
     for (const ManifestObject &o : v.objects) {
       StringRef file = o.file;
-      check(file.empty() || (file.consume_front("out/") && isPlainFileName(file)),
+      check(file.empty() ||
+                (file.consume_front("out/") && isPlainFileName(file)),
             "object files inside the out-dir");
       check(o.size <= kMaxObjectBytes || o.size == kMaxObjectBytes,
             "object size bounded");

@@ -13,7 +13,8 @@ PACKAGES=(cmake ninja-build g++ python3 libgtest-dev
           rocm-device-libs
           python3-pytest python3-venv   # fly_snapshot tests (test/Python), pip install check
           libamdhip64-dev              # fly-run's HIP backend (AMD GPUs)
-          clang-22 libclang-rt-22-dev)  # libFuzzer + ASan for scripts/fuzz.sh
+          clang-22 libclang-rt-22-dev   # libFuzzer + ASan for scripts/fuzz.sh
+          clang-format-22)             # scripts/check-format.sh (CI)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

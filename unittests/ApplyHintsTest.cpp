@@ -341,7 +341,8 @@ TEST_F(ApplyHintsTest, VerifyRejectsWavesPerEUOnNVVM) {
 
   // applyHints verifies first and changes nothing when that fails.
   errors = captureErrors([&] {
-    EXPECT_TRUE(failed(applyHints(gpuModule, hints("maxnreg=64,waves_per_eu=2"))));
+    EXPECT_TRUE(
+        failed(applyHints(gpuModule, hints("maxnreg=64,waves_per_eu=2"))));
   });
   EXPECT_EQ(errors.size(), 1u);
   EXPECT_EQ(print(*module), before);

@@ -67,10 +67,10 @@ TEST(CacheKey, FullKeyChangesWithEachHintAndBinaryOptions) {
                                "gpu-module-to-binary{format=isa toolkit=/x}")
                      .digest());
   // The canonical form, not the spelling, is keyed.
-  EXPECT_EQ(makeBinaryKey(base, hints("waves_per_eu=2,maxnreg=64"), kBinary)
-                .digest(),
-            makeBinaryKey(base, hints(" maxnreg=64 , waves_per_eu=2"), kBinary)
-                .digest());
+  EXPECT_EQ(
+      makeBinaryKey(base, hints("waves_per_eu=2,maxnreg=64"), kBinary).digest(),
+      makeBinaryKey(base, hints(" maxnreg=64 , waves_per_eu=2"), kBinary)
+          .digest());
 }
 
 TEST(CacheKey, ChipChangesBothKeys) {
@@ -89,8 +89,7 @@ TEST(CacheKey, BaseKeyIgnoresHints) {
   for (const char *set : {"", "waves_per_eu=8", "maxnreg=32,O=0"}) {
     CacheKey full = makeBinaryKey(base, hints(set), kBinary);
     EXPECT_EQ(full.parts().front().first, "base");
-    EXPECT_EQ(makeBaseKey(kSource, kPrefix, "gfx942").digest(),
-              base.digest());
+    EXPECT_EQ(makeBaseKey(kSource, kPrefix, "gfx942").digest(), base.digest());
   }
 }
 
@@ -212,8 +211,20 @@ TEST_F(CompileCacheTest, DisabledCacheNeitherReadsNorWrites) {
   EXPECT_TRUE(entries().empty());
   int computed = 0;
   bool hit = true;
-  cache.getOrCompute("prebinary", key, [&] { ++computed; return std::optional<std::string>("x"); }, hit);
-  cache.getOrCompute("prebinary", key, [&] { ++computed; return std::optional<std::string>("x"); }, hit);
+  cache.getOrCompute(
+      "prebinary", key,
+      [&] {
+        ++computed;
+        return std::optional<std::string>("x");
+      },
+      hit);
+  cache.getOrCompute(
+      "prebinary", key,
+      [&] {
+        ++computed;
+        return std::optional<std::string>("x");
+      },
+      hit);
   EXPECT_EQ(computed, 2);
   EXPECT_FALSE(hit);
 }
@@ -221,7 +232,10 @@ TEST_F(CompileCacheTest, DisabledCacheNeitherReadsNorWrites) {
 TEST_F(CompileCacheTest, UnusableDirectoryDegradesToMemoryWithAWarning) {
   llvm::SmallString<256> file(dir);
   llvm::sys::path::append(file, "a-file");
-  { std::error_code ec; llvm::raw_fd_ostream os(file, ec); }
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(file, ec);
+  }
   CacheConfig bad = config();
   bad.directory = (file + "/cache").str();
   CompileCache cache(bad);
@@ -278,7 +292,9 @@ TEST(VariantCodec, RoundTripsObjectsAndMetadata) {
   object.gpuModule = "k";
   object.format = "bin";
   object.extension = ".hsaco";
-  object.bytes = std::string("\x7f" "ELF\x00\xff", 6);
+  object.bytes = std::string("\x7f"
+                             "ELF\x00\xff",
+                             6);
   object.kernels.push_back({"kern", llvm::json::Object{{"vgpr_count", 64}}});
   result.objects.push_back(object);
   std::optional<VariantResult> back = decodeVariant(encodeVariant(result));

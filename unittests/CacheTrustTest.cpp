@@ -200,7 +200,9 @@ TEST_F(CacheTrustTest, LockHeldByThisProcessIsNeverWaitedOn) {
 
 TEST_F(CacheTrustTest, LockReleasedByThisProcessCanBeTakenAgain) {
   std::string path = entry("binary", key1);
-  { CacheKeyLock first(path); }
+  {
+    CacheKeyLock first(path);
+  }
   CacheKeyLock again(path);
   EXPECT_EQ(again.getState(), CacheKeyLock::State::Owned);
 }

@@ -45,9 +45,7 @@ template <typename T> std::string errorOf(Expected<T> result) {
   return llvm::toString(result.takeError());
 }
 
-std::string parseError(StringRef text) {
-  return errorOf(HintSet::parse(text));
-}
+std::string parseError(StringRef text) { return errorOf(HintSet::parse(text)); }
 
 //===----------------------------------------------------------------------===//
 // HintSet::parse and the canonical form
@@ -126,8 +124,7 @@ TEST(HintSetParse, QuotedValues) {
   EXPECT_EQ(parseOK(escaped.canonical()), escaped);
 
   // Separators inside quotes do not split hint sets either.
-  Expected<std::vector<HintSet>> sets =
-      parseHintSets("opts='-a;-b',O=1;O=2");
+  Expected<std::vector<HintSet>> sets = parseHintSets("opts='-a;-b',O=1;O=2");
   ASSERT_TRUE(static_cast<bool>(sets)) << llvm::toString(sets.takeError());
   ASSERT_EQ(sets->size(), 2u);
   EXPECT_EQ(*(*sets)[0].lookup("opts"), "-a;-b");
@@ -172,11 +169,10 @@ TEST(HintSetParse, FuncValueWithTypeAndString) {
 
   // A string attribute must keep its quotes: written quoted once more.
   HintSet str;
-  ASSERT_FALSE(static_cast<bool>(str.add("func.rocdl.flat_work_group_size",
-                                         "\"1,256\"")));
+  ASSERT_FALSE(static_cast<bool>(
+      str.add("func.rocdl.flat_work_group_size", "\"1,256\"")));
   EXPECT_EQ(*str.lookup("func.rocdl.flat_work_group_size"), "\"1,256\"");
-  EXPECT_EQ(str.canonical(),
-            R"(func.rocdl.flat_work_group_size="\"1,256\"")");
+  EXPECT_EQ(str.canonical(), R"(func.rocdl.flat_work_group_size="\"1,256\"")");
   EXPECT_EQ(parseOK(str.canonical()), str) << str.canonical();
   EXPECT_EQ(parseOK("func.rocdl.flat_work_group_size='\"1,256\"'"), str);
 }
@@ -265,9 +261,8 @@ TEST(HintSetParse, IllTyped) {
 bool isSymbolSafe(StringRef label) {
   if (label.empty() || !(llvm::isAlpha(label.front()) || label.front() == '_'))
     return false;
-  return llvm::all_of(label, [](char c) {
-    return llvm::isAlnum(c) || c == '_' || c == '.';
-  });
+  return llvm::all_of(
+      label, [](char c) { return llvm::isAlnum(c) || c == '_' || c == '.'; });
 }
 
 TEST(HintSetLabel, Examples) {
@@ -444,8 +439,7 @@ TEST(ParseHintSetsJSON, Valid) {
       R"json([{"func.rocdl.flat_work_group_size": "\"1,256\""}])json");
   ASSERT_TRUE(static_cast<bool>(str)) << llvm::toString(str.takeError());
   ASSERT_EQ(str->size(), 1u);
-  EXPECT_EQ(*(*str)[0].lookup("func.rocdl.flat_work_group_size"),
-            "\"1,256\"");
+  EXPECT_EQ(*(*str)[0].lookup("func.rocdl.flat_work_group_size"), "\"1,256\"");
   EXPECT_EQ(parseOK((*str)[0].canonical()), (*str)[0]);
 
   Expected<std::vector<HintSet>> none = parseHintSetsJSON("[]");

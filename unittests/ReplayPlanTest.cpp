@@ -77,13 +77,13 @@ TEST_F(ReplayPlanTest, EachHintSetIsCheckedOncePerGpuModule) {
     config.binaryPass = "gpu-module-to-binary{format=isa}";
     config.reuseIsa = reuseIsa;
     uint64_t before = getHintCheckCount();
-    FailureOr<std::vector<VariantResult>> results = replayVariants(
-        *module, sets, config, /*nestInSource=*/false,
-        [&](OpPassManager &pipeline, ModuleOp container) {
-          PassManager pm(&context, pipeline.getOpAnchorName());
-          static_cast<OpPassManager &>(pm) = pipeline;
-          return pm.run(container);
-        });
+    FailureOr<std::vector<VariantResult>> results =
+        replayVariants(*module, sets, config, /*nestInSource=*/false,
+                       [&](OpPassManager &pipeline, ModuleOp container) {
+                         PassManager pm(&context, pipeline.getOpAnchorName());
+                         static_cast<OpPassManager &>(pm) = pipeline;
+                         return pm.run(container);
+                       });
     ASSERT_TRUE(succeeded(results));
     EXPECT_EQ(getHintCheckCount() - before, sets.size() * 2);
     for (const VariantResult &result : *results)
@@ -143,10 +143,10 @@ TEST(ReplayPlanJSON, ErrorsNameThePath) {
   EXPECT_NE(message.find("plan.entries[1]"), std::string::npos) << message;
   EXPECT_NE(message.find("later entry"), std::string::npos) << message;
 
-  plan = parseReplayPlan((R"({"format": "fly-replay-plan-1", "binary_pass": )" +
-                          kPass +
-                          R"(, "reuse_isa": false, "entries": [{"index": "zero"}]})")
-                             .str());
+  plan = parseReplayPlan(
+      (R"({"format": "fly-replay-plan-1", "binary_pass": )" + kPass +
+       R"(, "reuse_isa": false, "entries": [{"index": "zero"}]})")
+          .str());
   ASSERT_FALSE(bool(plan));
   message = llvm::toString(plan.takeError());
   EXPECT_NE(message.find("plan.entries[0].index"), std::string::npos)
@@ -160,7 +160,8 @@ TEST(ReplayPlanJSON, BinaryPassOptionsAreChecked) {
        {"canonicalize", "gpu-module-to-binary{format=cubin}",
         "gpu-module-to-binary{bogus=1}", "gpu-module-to-binary{format=isa",
         "builtin.module(gpu-module-to-binary"}) {
-    ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) { return success(); });
+    ScopedDiagnosticHandler quiet(&context,
+                                  [](Diagnostic &) { return success(); });
     EXPECT_TRUE(failed(parseBinaryPass(bad, loc))) << bad.str();
   }
   FailureOr<BinaryPassOptions> isa =

@@ -79,12 +79,9 @@ FLY_CAPI_EXPORTED const char *flyGetLastError(void);
  *  anything else is an error result. Calls on one compiler are
  *  serialised. Always returns a result, to be destroyed with
  *  flyResultDestroy. */
-FLY_CAPI_EXPORTED FlyResult flyCompilerCompile(FlyCompiler compiler,
-                                               const char *source,
-                                               size_t sourceSize,
-                                               const char *pipeline,
-                                               const char *hintSetsJSON,
-                                               const char *chip);
+FLY_CAPI_EXPORTED FlyResult flyCompilerCompile(
+    FlyCompiler compiler, const char *source, size_t sourceSize,
+    const char *pipeline, const char *hintSetsJSON, const char *chip);
 
 /** Whether the compile as a whole succeeded (individual variants may still
  *  have failed: see each variant's "error" in its JSON). */
@@ -119,9 +116,8 @@ FLY_CAPI_EXPORTED const void *flyResultGetObject(FlyResult result,
                                                  size_t *size);
 
 /** The gpu.module an object was compiled from. */
-FLY_CAPI_EXPORTED const char *flyResultGetObjectModule(FlyResult result,
-                                                       size_t variant,
-                                                       size_t object);
+FLY_CAPI_EXPORTED const char *
+flyResultGetObjectModule(FlyResult result, size_t variant, size_t object);
 
 /** Destroys a result; null results are ignored. */
 FLY_CAPI_EXPORTED void flyResultDestroy(FlyResult result);

@@ -11,8 +11,8 @@
 #include "fly/Compiler/Presets.h"
 #include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
-#include "fly/Compiler/TargetName.h"
 #include "fly/Compiler/SweepReport.h"
+#include "fly/Compiler/TargetName.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Transforms/Passes.h"
 
@@ -168,7 +168,8 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
           options.dumpDir = dir->str();
       } else {
         lastError = "bad compiler options: unknown option \"" + key.str() +
-                    "\" (expected jobs, cache, cache_dir, dump_dir, reuse_isa, isolate, "
+                    "\" (expected jobs, cache, cache_dir, dump_dir, reuse_isa, "
+                    "isolate, "
                     "executor)";
         return FlyCompiler{nullptr};
       }

@@ -410,9 +410,10 @@ std::unique_ptr<CacheKeyLock> CompileCache::lock(StringRef kind,
                                         lockTimeoutSeconds);
 }
 
-std::optional<std::string> CompileCache::getOrCompute(
-    StringRef kind, const CacheKey &key,
-    function_ref<std::optional<std::string>()> compute, bool &hit) {
+std::optional<std::string>
+CompileCache::getOrCompute(StringRef kind, const CacheKey &key,
+                           function_ref<std::optional<std::string>()> compute,
+                           bool &hit) {
   hit = false;
   if (std::optional<std::string> cached = lookup(kind, key)) {
     hit = true;

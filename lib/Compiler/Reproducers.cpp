@@ -55,8 +55,8 @@ void SplitCompiler::writeReproducers(ModuleOp preBinary,
     for (auto [name, text] :
          {std::pair<StringRef, std::string>{
               "hints.json",
-              llvm::formatv("{0}\n", llvm::json::Value(llvm::json::Array{
-                                         std::move(hints)}))
+              llvm::formatv("{0}\n", llvm::json::Value(
+                                         llvm::json::Array{std::move(hints)}))
                   .str()},
           {"pipeline.txt", pipeline + "\n"},
           {"reproduce.sh", kReproduceScript.str()},
@@ -70,10 +70,9 @@ void SplitCompiler::writeReproducers(ModuleOp preBinary,
         written = false;
       }
     }
-    llvm::sys::fs::setPermissions(path("reproduce.sh"),
-                                  llvm::sys::fs::all_read |
-                                      llvm::sys::fs::all_exe |
-                                      llvm::sys::fs::owner_write);
+    llvm::sys::fs::setPermissions(
+        path("reproduce.sh"), llvm::sys::fs::all_read | llvm::sys::fs::all_exe |
+                                  llvm::sys::fs::owner_write);
     if (written)
       result.reproducers.push_back(std::string(dir));
   }

@@ -156,7 +156,8 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
            plan->binaryPass.cmdOptions, getTargetedGpuModules(*preBinary)))
     result.warnings.push_back(std::move(message.text));
   if (!options.planDir.empty())
-    if (llvm::Error err = writeReplayWorkDir(options.planDir, *preBinary, *plan))
+    if (llvm::Error err =
+            writeReplayWorkDir(options.planDir, *preBinary, *plan))
       return emitError(loc) << llvm::toString(std::move(err));
   if (failed(runVariants(*preBinary, *plan, keys, result)))
     return failure();

@@ -19,10 +19,10 @@ Error checkTargetName(StringRef target) {
       family == "rocdl" ? TargetFamily::ROCDL : TargetFamily::NVVM;
   if (isKnownChip(targetFamily, chip))
     return Error::success();
-  return createStringError(
-      "LLVM's %s backend does not know chip '%s'; %s",
-      family == "rocdl" ? "AMDGPU" : "NVPTX", chip.str().c_str(),
-      suggestChips(targetFamily, chip).c_str());
+  return createStringError("LLVM's %s backend does not know chip '%s'; %s",
+                           family == "rocdl" ? "AMDGPU" : "NVPTX",
+                           chip.str().c_str(),
+                           suggestChips(targetFamily, chip).c_str());
 }
 
 } // namespace fly

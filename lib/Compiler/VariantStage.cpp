@@ -47,8 +47,8 @@ LogicalResult SplitCompiler::runVariants(ModuleOp preBinary,
   result.variants.resize(n);
   result.variantFromCache.assign(n, false);
   auto progress = [&](unsigned e, StringRef what) {
-    say(llvm::formatv("variant {0}/{1} {2}: {3}", e + 1, n,
-                      plan.entries[e].id, what));
+    say(llvm::formatv("variant {0}/{1} {2}: {3}", e + 1, n, plan.entries[e].id,
+                      what));
   };
   // Fills entry `e` from the cache; false on a miss.
   auto takeCached = [&](unsigned e) {

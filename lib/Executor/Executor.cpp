@@ -32,9 +32,9 @@ StringRef stringifyExecutorKind(ExecutorKind kind) {
   llvm_unreachable("unknown executor kind");
 }
 
-FailureOr<std::vector<VariantResult>>
-executePlan(ReplayExecutor &executor, const ReplayWork &work,
-            ArrayRef<unsigned> entries) {
+FailureOr<std::vector<VariantResult>> executePlan(ReplayExecutor &executor,
+                                                  const ReplayWork &work,
+                                                  ArrayRef<unsigned> entries) {
   // Entries identical to another requested entry copy its outcome: they are
   // never compiled, locked or sent anywhere.
   llvm::DenseMap<unsigned, unsigned> positionOf;
@@ -74,7 +74,6 @@ executePlan(ReplayExecutor &executor, const ReplayWork &work,
 std::unique_ptr<ReplayExecutor> createBatchExecutor(ExecutorOptions options);
 std::unique_ptr<ReplayExecutor> createIsolatedExecutor(ExecutorOptions options);
 std::unique_ptr<ReplayExecutor> createProcessExecutor(ExecutorOptions options);
-
 
 std::unique_ptr<ReplayExecutor> createReplayExecutor(ExecutorKind kind,
                                                      ExecutorOptions options) {

@@ -20,7 +20,8 @@ namespace {
 /// thread pool.
 class BatchExecutor : public ReplayExecutor {
 public:
-  explicit BatchExecutor(ExecutorOptions options) : options(std::move(options)) {}
+  explicit BatchExecutor(ExecutorOptions options)
+      : options(std::move(options)) {}
   StringRef getName() const override { return "batch"; }
 
   FailureOr<std::vector<VariantResult>>
@@ -35,9 +36,9 @@ public:
     unsigned threads =
         context->isMultithreadingEnabled() ? context->getNumThreads() : 1;
     if (replay.maxParallel == 0 || replay.maxParallel >= threads)
-      replay.maxParallel = std::max<unsigned>(
-          std::max(replay.maxParallel, threads),
-          std::min<size_t>(entries.size(), 4 * threads));
+      replay.maxParallel =
+          std::max<unsigned>(std::max(replay.maxParallel, threads),
+                             std::min<size_t>(entries.size(), 4 * threads));
     return replayPlanned(work.preBinary, work.plan, entries, replay,
                          work.nestInSource, work.runPipeline);
   }
@@ -161,7 +162,8 @@ std::unique_ptr<ReplayExecutor> createBatchExecutor(ExecutorOptions options) {
   return std::make_unique<BatchExecutor>(std::move(options));
 }
 
-std::unique_ptr<ReplayExecutor> createIsolatedExecutor(ExecutorOptions options) {
+std::unique_ptr<ReplayExecutor>
+createIsolatedExecutor(ExecutorOptions options) {
   return std::make_unique<IsolatedExecutor>(std::move(options));
 }
 

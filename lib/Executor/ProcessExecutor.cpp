@@ -72,8 +72,8 @@ private:
     std::string statusText;
   };
   /// Runs `shards` as children, `jobs` at a time; fills each Child.
-  void runChildren(StringRef tool, StringRef dir,
-                   std::vector<Child> &children, unsigned jobs);
+  void runChildren(StringRef tool, StringRef dir, std::vector<Child> &children,
+                   unsigned jobs);
 
   ExecutorOptions options;
 };
@@ -102,8 +102,7 @@ static std::pair<std::string, std::string> lastWordsOf(StringRef path,
 }
 
 void ProcessExecutor::runChildren(StringRef tool, StringRef dir,
-                                  std::vector<Child> &children,
-                                  unsigned jobs) {
+                                  std::vector<Child> &children, unsigned jobs) {
   for (size_t begin = 0; begin < children.size(); begin += jobs) {
     size_t end = std::min(children.size(), begin + jobs);
     for (size_t c = begin; c < end; ++c) {
@@ -115,8 +114,8 @@ void ProcessExecutor::runChildren(StringRef tool, StringRef dir,
       std::optional<StringRef> redirects[] = {StringRef(""), child.log,
                                               child.log};
       bool failedToStart = false;
-      child.process = sys::ExecuteNoWait(tool, args, std::nullopt, redirects,
-                                         0, &child.error, &failedToStart);
+      child.process = sys::ExecuteNoWait(tool, args, std::nullopt, redirects, 0,
+                                         &child.error, &failedToStart);
       if (failedToStart && child.error.empty())
         child.error = "cannot start " + tool.str();
     }
@@ -128,8 +127,7 @@ void ProcessExecutor::runChildren(StringRef tool, StringRef dir,
       std::optional<unsigned> limit;
       if (options.childTimeoutSeconds)
         limit = options.childTimeoutSeconds;
-      sys::ProcessInfo done =
-          sys::Wait(child.process, limit, &waitError);
+      sys::ProcessInfo done = sys::Wait(child.process, limit, &waitError);
       child.status = done.ReturnCode;
       if (done.ReturnCode == -2)
         child.statusText = "was killed: " + waitError;
@@ -144,8 +142,8 @@ void ProcessExecutor::runChildren(StringRef tool, StringRef dir,
 FailureOr<std::vector<VariantResult>>
 ProcessExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
   Location loc = work.preBinary.getLoc();
-  std::string tool = options.childTool.empty() ? findChildTool()
-                                               : options.childTool;
+  std::string tool =
+      options.childTool.empty() ? findChildTool() : options.childTool;
   if (tool.empty() || !sys::fs::can_execute(tool))
     return emitError(loc) << "the process executor needs fly-tune ("
                           << (tool.empty() ? "none found in ../bin beside "
@@ -164,7 +162,8 @@ ProcessExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
   if (std::error_code ec = sys::fs::createUniqueDirectory(model, dir))
     return emitError(loc) << "cannot create a work directory in '" << parent
                           << "': " << ec.message();
-  auto removeDir = llvm::make_scope_exit([&] { sys::fs::remove_directories(dir); });
+  auto removeDir =
+      llvm::make_scope_exit([&] { sys::fs::remove_directories(dir); });
   if (Error err = writeReplayWorkDir(dir, work.preBinary, work.plan))
     return emitError(loc) << toString(std::move(err));
 

@@ -31,8 +31,8 @@ static Error writeFileAtomically(StringRef path, StringRef text) {
 }
 
 /// Reads a regular file of at most `maxBytes` (never a FIFO or device).
-static Expected<std::unique_ptr<MemoryBuffer>> readRegularFile(StringRef path,
-                                                               uint64_t maxBytes) {
+static Expected<std::unique_ptr<MemoryBuffer>>
+readRegularFile(StringRef path, uint64_t maxBytes) {
   sys::fs::file_status status;
   if (std::error_code ec = sys::fs::status(path, status))
     return createStringError(ec, "cannot read '" + path + "': " + ec.message());
@@ -47,9 +47,9 @@ static Expected<std::unique_ptr<MemoryBuffer>> readRegularFile(StringRef path,
       MemoryBuffer::getFile(path, /*IsText=*/false,
                             /*RequiresNullTerminator=*/false);
   if (!buffer)
-    return createStringError(buffer.getError(), "cannot read '" + path +
-                                                    "': " +
-                                                    buffer.getError().message());
+    return createStringError(buffer.getError(),
+                             "cannot read '" + path +
+                                 "': " + buffer.getError().message());
   return std::move(*buffer);
 }
 
@@ -131,11 +131,11 @@ LogicalResult replayWorkDirEntries(StringRef dir, StringRef entryList,
   options.sharedIsa = std::make_shared<SharedIsaTable>();
   size_t chunk = jobs <= 1 ? 1 : 4 * size_t(jobs);
   for (size_t begin = 0; begin < entries->size(); begin += chunk) {
-    ArrayRef<unsigned> part =
-        ArrayRef<unsigned>(*entries).slice(begin, std::min(chunk, entries->size() - begin));
-    FailureOr<std::vector<VariantResult>> results = replayPlanned(
-        *loaded->preBinary, plan, part, options, /*nestInSource=*/false,
-        runPipeline);
+    ArrayRef<unsigned> part = ArrayRef<unsigned>(*entries).slice(
+        begin, std::min(chunk, entries->size() - begin));
+    FailureOr<std::vector<VariantResult>> results =
+        replayPlanned(*loaded->preBinary, plan, part, options,
+                      /*nestInSource=*/false, runPipeline);
     if (failed(results))
       return failure();
     for (auto [e, result] : llvm::zip_equal(part, *results))

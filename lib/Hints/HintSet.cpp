@@ -67,8 +67,8 @@ static Expected<int64_t> parseIntInRange(StringRef key, StringRef value,
                              "got '{3}'",
                              key, lo, hi, value));
   if (v < lo || v > hi)
-    return hintError(formatv("hint '{0}' = {1} is out of range [{2}, {3}]",
-                             key, v, lo, hi));
+    return hintError(
+        formatv("hint '{0}' = {1} is out of range [{2}, {3}]", key, v, lo, hi));
   return v;
 }
 
@@ -92,8 +92,8 @@ static Expected<std::string> normaliseHint(StringRef key, StringRef value) {
                                 .Cases({"0", "false", "off"}, false)
                                 .Default(std::nullopt);
     if (!b)
-      return hintError(formatv("hint '{0}' expects 0 or 1, got '{1}'", key,
-                               value));
+      return hintError(
+          formatv("hint '{0}' expects 0 or 1, got '{1}'", key, value));
     return std::string(*b ? "1" : "0");
   }
   if (key == "opts")
@@ -150,8 +150,8 @@ Error HintSet::add(StringRef key, StringRef value) {
   Expected<std::string> canonValue = normaliseHint(name->base, value);
   if (!canonValue)
     return canonValue.takeError();
-  auto it = partition_point(entries_,
-                            [&](const Entry &e) { return e.first < key; });
+  auto it =
+      partition_point(entries_, [&](const Entry &e) { return e.first < key; });
   if (it != entries_.end() && it->first == key)
     return hintError(formatv("hint '{0}' is given twice in one hint set", key));
   entries_.insert(it, {key.str(), std::move(*canonValue)});
@@ -159,8 +159,8 @@ Error HintSet::add(StringRef key, StringRef value) {
 }
 
 std::optional<StringRef> HintSet::lookup(StringRef key) const {
-  auto it = partition_point(entries_,
-                            [&](const Entry &e) { return e.first < key; });
+  auto it =
+      partition_point(entries_, [&](const Entry &e) { return e.first < key; });
   if (it == entries_.end() || it->first != key)
     return std::nullopt;
   return StringRef(it->second);
@@ -321,8 +321,7 @@ std::string HintSet::label() const {
   constexpr size_t kMaxLabel = 48;
   if (out.size() > kMaxLabel)
     out = out.substr(0, kMaxLabel - 9) + "_" +
-          utohexstr(xxh3_64bits(canonical()), /*LowerCase=*/true)
-              .substr(0, 8);
+          utohexstr(xxh3_64bits(canonical()), /*LowerCase=*/true).substr(0, 8);
   return out;
 }
 
@@ -334,8 +333,8 @@ Expected<std::vector<HintSet>> parseHintSets(StringRef text) {
   for (auto [index, part] : enumerate(*parts)) {
     Expected<HintSet> set = HintSet::parse(part);
     if (!set)
-      return hintError(formatv("hint set #{0} ('{1}'): {2}", index,
-                               part.trim(), toString(set.takeError())));
+      return hintError(formatv("hint set #{0} ('{1}'): {2}", index, part.trim(),
+                               toString(set.takeError())));
     sets.push_back(std::move(*set));
   }
   return sets;
@@ -353,8 +352,8 @@ Expected<std::vector<HintSet>> parseHintSetsJSON(StringRef json) {
   for (auto [index, item] : enumerate(*list)) {
     Expected<HintSet> set = HintSet::fromJSON(item);
     if (!set)
-      return hintError(formatv("hint set #{0}: {1}", index,
-                               toString(set.takeError())));
+      return hintError(
+          formatv("hint set #{0}: {1}", index, toString(set.takeError())));
     sets.push_back(std::move(*set));
   }
   return sets;

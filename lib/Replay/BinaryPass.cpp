@@ -85,7 +85,8 @@ std::string printBinaryPass(const BinaryPassOptions &options) {
   return text;
 }
 
-BinaryPassOptions withExtraOpts(BinaryPassOptions options, StringRef extraOpts) {
+BinaryPassOptions withExtraOpts(BinaryPassOptions options,
+                                StringRef extraOpts) {
   if (!extraOpts.empty())
     options.cmdOptions = options.cmdOptions.empty()
                              ? extraOpts.str()

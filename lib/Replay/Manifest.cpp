@@ -1,8 +1,8 @@
 //===- Manifest.cpp - Write a sweep's objects and manifest.json -----------===//
 
 #include "fly/Replay/Manifest.h"
-#include "fly/Support/ToolHelp.h"
 #include "fly/Replay/SweepTable.h"
+#include "fly/Support/ToolHelp.h"
 
 #include "fly/Support/FileName.h"
 #include "fly/Support/OutputDirectory.h"
@@ -124,7 +124,8 @@ json::Object variantToJSON(const VariantResult &result,
 }
 
 Error writeSweepOutputs(
-    StringRef outDir, ArrayRef<VariantResult> results, const SweepHeader &header,
+    StringRef outDir, ArrayRef<VariantResult> results,
+    const SweepHeader &header,
     ArrayRef<std::pair<std::string, std::string>> extraFiles) {
   json::Object sweep = toJSON(header, results.size());
   // Staged beside the out-dir and swapped in whole: an error or a signal

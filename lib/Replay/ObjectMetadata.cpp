@@ -18,17 +18,18 @@
 
 using namespace mlir;
 using namespace llvm::json;
-using llvm::Expected;
-using llvm::StringRef;
 using llvm::consumeError;
+using llvm::Expected;
 using llvm::raw_string_ostream;
+using llvm::StringRef;
 
 namespace fly {
 
 static llvm::json::Value attributeToJSON(Attribute attr) {
   if (auto i = dyn_cast<IntegerAttr>(attr))
-    return i.getType().isInteger(1) ? llvm::json::Value(i.getValue().getBoolValue())
-                                    : llvm::json::Value(i.getValue().getSExtValue());
+    return i.getType().isInteger(1)
+               ? llvm::json::Value(i.getValue().getBoolValue())
+               : llvm::json::Value(i.getValue().getSExtValue());
   if (auto f = dyn_cast<FloatAttr>(attr))
     return f.getValueAsDouble();
   if (auto s = dyn_cast<StringAttr>(attr))

@@ -378,17 +378,19 @@ void copyVariantOutcome(VariantResult &copy, const VariantResult &from) {
 /// (positions) that `table` lacks, gpu-module-to-binary{format=isa} on the
 /// hinted, normalised variant of its first position; the ISA (or the
 /// failure) goes into `table`.
-static LogicalResult
-compileSharedIsa(BatchCompiler &compiler, ArrayRef<unsigned> indices,
-                 ArrayRef<std::optional<unsigned>> groups,
-                 ArrayRef<gpu::GPUModuleOp> gpuModules,
-                 const BinaryPassOptions &binaryPass, StringRef extraOpts,
-                 size_t batchSize, SharedIsaTable &table) {
+static LogicalResult compileSharedIsa(BatchCompiler &compiler,
+                                      ArrayRef<unsigned> indices,
+                                      ArrayRef<std::optional<unsigned>> groups,
+                                      ArrayRef<gpu::GPUModuleOp> gpuModules,
+                                      const BinaryPassOptions &binaryPass,
+                                      StringRef extraOpts, size_t batchSize,
+                                      SharedIsaTable &table) {
   SmallVector<unsigned> producers;
   llvm::DenseMap<unsigned, unsigned> groupOf;
   for (auto [index, group] : llvm::zip_equal(indices, groups)) {
     if (!group || table.lookup(*group) ||
-        llvm::any_of(groupOf, [&](auto &entry) { return entry.second == *group; }))
+        llvm::any_of(groupOf,
+                     [&](auto &entry) { return entry.second == *group; }))
       continue;
     groupOf[index] = *group;
     producers.push_back(index);
@@ -433,7 +435,8 @@ compileSharedIsa(BatchCompiler &compiler, ArrayRef<unsigned> indices,
 
 /// Stage 2: fly-assemble-isa with the binary pass's format, toolkit, opts
 /// and section, nested one level (container -> variant).
-static OpPassManager buildAssemblePipeline(const BinaryPassOptions &binaryPass) {
+static OpPassManager
+buildAssemblePipeline(const BinaryPassOptions &binaryPass) {
   OpPassManager container("builtin.module");
   FlyAssembleIsaOptions options;
   options.compilationTarget = binaryPass.compilationTarget;
@@ -494,7 +497,8 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
       copies.emplace_back(k, positionOf.lookup(*entry.sameAs));
       continue;
     }
-    auto group = find_if(groups, [&](auto &g) { return g.first == entry.extraOpts; });
+    auto group =
+        find_if(groups, [&](auto &g) { return g.first == entry.extraOpts; });
     if (group == groups.end())
       group = groups.insert(groups.end(), {entry.extraOpts, {}});
     group->second.push_back(k);
@@ -506,7 +510,8 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
     batchSize = ctx->isMultithreadingEnabled() ? ctx->getNumThreads() : 1;
   BatchCompiler compiler(source, hintSets, results, nestInSource, runPipeline);
   std::shared_ptr<SharedIsaTable> table =
-      options.sharedIsa ? options.sharedIsa : std::make_shared<SharedIsaTable>();
+      options.sharedIsa ? options.sharedIsa
+                        : std::make_shared<SharedIsaTable>();
   for (auto &[extraOpts, indices] : groups) {
     OpPassManager pipeline = buildReplayPipeline(plan.binaryPass, extraOpts);
     ReplayStage plain = compiler.recordingStage(pipeline);
@@ -522,8 +527,7 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
     for (unsigned k : indices)
       isaGroups.push_back(plan.entries[entries[k]].isaGroup);
     if (failed(compileSharedIsa(compiler, indices, isaGroups, gpuModules,
-                                plan.binaryPass, extraOpts, batchSize,
-                                *table)))
+                                plan.binaryPass, extraOpts, batchSize, *table)))
       return failure();
     if (sharedIsaOnly)
       continue;
@@ -533,7 +537,8 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
     SmallVector<unsigned> assembled, whole;
     std::map<unsigned, SharedIsa> isaOf;
     for (auto [k, group] : llvm::zip_equal(indices, isaGroups)) {
-      std::optional<SharedIsa> isa = group ? table->lookup(*group) : std::nullopt;
+      std::optional<SharedIsa> isa =
+          group ? table->lookup(*group) : std::nullopt;
       if (!isa || !isa->shareable) {
         whole.push_back(k);
         continue;

@@ -105,8 +105,7 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
     }
     auto [it, inserted] = effectiveOf.try_emplace(entry.extraOpts);
     if (inserted)
-      it->second =
-          printBinaryPass(withExtraOpts(binaryPass, entry.extraOpts));
+      it->second = printBinaryPass(withExtraOpts(binaryPass, entry.extraOpts));
     entry.binaryPass = it->second;
     if (sameAs[i]) {
       entry.sameAs = *sameAs[i];
@@ -116,8 +115,8 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
         auto group = llvm::find_if(
             isaGroups, [&](const auto &g) { return g.first == *key; });
         if (group == isaGroups.end())
-          group = isaGroups.insert(isaGroups.end(),
-                                   {std::move(*key), unsigned(i)});
+          group =
+              isaGroups.insert(isaGroups.end(), {std::move(*key), unsigned(i)});
         entry.isaGroup = group->second;
       }
     }

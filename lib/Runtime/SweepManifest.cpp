@@ -185,9 +185,8 @@ std::vector<std::string> selectObjectsForChip(SweepManifest &manifest,
     for (const ManifestObject &o : v.objects)
       if (!o.chip.empty() && !is_contained(chipsOf[o.gpuModule], o.chip))
         chipsOf[o.gpuModule].push_back(o.chip);
-    bool multiChip = any_of(chipsOf, [](const auto &entry) {
-      return entry.second.size() > 1;
-    });
+    bool multiChip = any_of(
+        chipsOf, [](const auto &entry) { return entry.second.size() > 1; });
     if (!multiChip)
       continue;
     std::vector<ManifestObject> kept;

@@ -30,7 +30,8 @@ std::optional<SnapshotFormat> parseSnapshotFormat(StringRef name) {
 SmallVector<gpu::GPUModuleOp> getTargetedGpuModules(ModuleOp module) {
   SmallVector<gpu::GPUModuleOp> modules;
   for (auto gpuModule : module.getOps<gpu::GPUModuleOp>())
-    if (ArrayAttr targets = gpuModule.getTargetsAttr(); targets && !targets.empty())
+    if (ArrayAttr targets = gpuModule.getTargetsAttr();
+        targets && !targets.empty())
       modules.push_back(gpuModule);
   return modules;
 }
@@ -79,8 +80,7 @@ LogicalResult verifyCheckpointPosition(ModuleOp module, StringRef who) {
   for (gpu::GPUModuleOp gpuModule : gpuModules) {
     for (auto func : gpuModule.getOps<gpu::GPUFuncOp>())
       return emitError(func.getLoc())
-             << "kernel @" << func.getName()
-             << " is still a gpu.func: " << who
+             << "kernel @" << func.getName() << " is still a gpu.func: " << who
              << " must run after the GPU-to-LLVM lowering "
                 "(convert-gpu-to-rocdl / convert-gpu-to-nvvm), immediately "
                 "before gpu-module-to-binary";
@@ -110,7 +110,7 @@ LogicalResult writeSnapshot(ModuleOp module, StringRef path,
   });
   if (err)
     return emitError(module.getLoc()) << "cannot write snapshot '" << path
-                              << "': " << toString(std::move(err));
+                                      << "': " << toString(std::move(err));
   return success();
 }
 
@@ -122,8 +122,7 @@ static OwningOpRef<ModuleOp> parseSnapshot(std::unique_ptr<MemoryBuffer> buffer,
   // Parsing verifies the module; the position check makes sure it is a
   // snapshot and not some other MLIR file.
   ParserConfig config(context, /*verifyAfterParse=*/true);
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, config);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
   if (!module) {
     emitError(FileLineColLoc::get(context, name, 0, 0))
         << "snapshot '" << name

@@ -24,8 +24,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/syscall.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -278,9 +278,8 @@ OutputDirectory::create(StringRef outDir) {
   std::error_code ec = std::make_error_code(std::errc::file_exists);
   for (int attempt = 0; attempt < 100 && ec == std::errc::file_exists;
        ++attempt) {
-    staging =
-        prefix + "-" +
-        utohexstr(sys::Process::GetRandomNumber() & 0xffffff, true, 6);
+    staging = prefix + "-" +
+              utohexstr(sys::Process::GetRandomNumber() & 0xffffff, true, 6);
     registerLive(staging);
     ec = sys::fs::create_directory(staging, /*IgnoreExisting=*/false);
     if (ec)

@@ -120,8 +120,8 @@ FailureOr<std::vector<fly::HintSet>> FlySnapshotPass::collectHintSets() {
   if (!hints.empty()) {
     Expected<std::vector<fly::HintSet>> parsed = fly::parseHintSets(hints);
     if (!parsed)
-      return emitError(loc) << "fly-snapshot: invalid hints: "
-                            << toString(parsed.takeError());
+      return emitError(loc)
+             << "fly-snapshot: invalid hints: " << toString(parsed.takeError());
     sets = std::move(*parsed);
   }
   if (!hintsFile.empty()) {
@@ -143,9 +143,10 @@ void FlySnapshotPass::runOnOperation() {
   std::optional<fly::SnapshotFormat> format =
       fly::parseSnapshotFormat(snapshotFormat);
   if (!format) {
-    emitError(module.getLoc()) << "fly-snapshot: snapshot-format must be 'bytecode' "
-                          "or 'text', got '"
-                       << snapshotFormat << "'";
+    emitError(module.getLoc())
+        << "fly-snapshot: snapshot-format must be 'bytecode' "
+           "or 'text', got '"
+        << snapshotFormat << "'";
     return signalPassFailure();
   }
   if (failed(fly::verifyCheckpointPosition(module, "fly-snapshot")))
@@ -191,8 +192,8 @@ void FlySnapshotPass::runOnOperation() {
     return signalPassFailure();
   fly::diagnoseBinaryOpts(binaryPassOptions->cmdOptions,
                           fly::getTargetedGpuModules(module), module.getLoc());
-  FailureOr<fly::ReplayPlan> plan = fly::buildReplayPlan(
-      module, *binaryPassOptions, *hintSets, planOptions);
+  FailureOr<fly::ReplayPlan> plan =
+      fly::buildReplayPlan(module, *binaryPassOptions, *hintSets, planOptions);
   if (failed(plan))
     return signalPassFailure();
   fly::ExecutorOptions executorOptions;
@@ -222,7 +223,8 @@ void FlySnapshotPass::runOnOperation() {
       header.input = file.getFilename().str();
     header.binaryPass = binaryPassToReplay;
     if (Error err = fly::writeSweepOutputs(outDir, *results, header)) {
-      emitError(module.getLoc()) << "fly-snapshot: " << toString(std::move(err));
+      emitError(module.getLoc())
+          << "fly-snapshot: " << toString(std::move(err));
       return signalPassFailure();
     }
   }
@@ -235,10 +237,10 @@ void FlySnapshotPass::runOnOperation() {
           << result.hints.canonical() << "') failed:\n"
           << indentLines(result.error);
     } else if (result.duplicateOf) {
-      emitRemark(module.getLoc()) << "fly-snapshot: variant '" << result.id
-                          << "' compiled to the same objects as variant "
-                          << *result.duplicateOf
-                          << ": this hint set had no effect";
+      emitRemark(module.getLoc())
+          << "fly-snapshot: variant '" << result.id
+          << "' compiled to the same objects as variant " << *result.duplicateOf
+          << ": this hint set had no effect";
     }
   }
   if (anyFailed)

@@ -51,7 +51,8 @@ int main(int argc, char **argv) {
   printf("bad options: null=%d error=%s\n", flyCompilerIsNull(bad),
          flyGetLastError());
 
-  FlyCompiler compiler = flyCompilerCreate("{\"jobs\": 2, \"cache\": false, \"reuse_isa\": true}");
+  FlyCompiler compiler =
+      flyCompilerCreate("{\"jobs\": 2, \"cache\": false, \"reuse_isa\": true}");
   if (flyCompilerIsNull(compiler)) {
     fprintf(stderr, "cannot create compiler: %s\n", flyGetLastError());
     return 1;
@@ -65,9 +66,9 @@ int main(int argc, char **argv) {
            "gpu-module-to-binary{format=fatbin toolkit=%s})",
            argv[2]);
 
-  FlyResult result = flyCompilerCompile(compiler, source, size, pipeline,
-                                        "[{}, {\"waves_per_eu\": 8}]",
-                                        "rocdl:gfx942");
+  FlyResult result =
+      flyCompilerCompile(compiler, source, size, pipeline,
+                         "[{}, {\"waves_per_eu\": 8}]", "rocdl:gfx942");
   printf("compile: succeeded=%d from_cache=%d\n", flyResultSucceeded(result),
          flyResultPrefixFromCache(result));
   if (!flyResultSucceeded(result)) {
@@ -102,8 +103,8 @@ int main(int argc, char **argv) {
 
   /* A bad pipeline: an error result with the diagnostic as text. */
   FlyResult badPipeline =
-      flyCompilerCompile(compiler, source, size,
-                         "builtin.module(no-such-pass)", "[{}]", "rocdl:gfx942");
+      flyCompilerCompile(compiler, source, size, "builtin.module(no-such-pass)",
+                         "[{}]", "rocdl:gfx942");
   printf("bad pipeline: succeeded=%d variants=%zu\n",
          flyResultSucceeded(badPipeline), flyResultGetNumVariants(badPipeline));
   printf("bad pipeline error: %s\n", flyResultGetError(badPipeline));
@@ -112,8 +113,8 @@ int main(int argc, char **argv) {
   flyResultDestroy(badPipeline);
 
   /* Bad hint JSON. */
-  FlyResult badHints = flyCompilerCompile(compiler, source, size, pipeline,
-                                          "[{\"waves_per_eu\": ", "rocdl:gfx942");
+  FlyResult badHints = flyCompilerCompile(
+      compiler, source, size, pipeline, "[{\"waves_per_eu\": ", "rocdl:gfx942");
   printf("bad hints: succeeded=%d error=%s\n", flyResultSucceeded(badHints),
          flyResultGetError(badHints));
   if (flyResultSucceeded(badHints))
@@ -139,8 +140,8 @@ int main(int argc, char **argv) {
     ++failures;
   flyResultDestroy(emptySource);
   /* A chip that is no chip: part of the cache key, so an error result. */
-  FlyResult badChip = flyCompilerCompile(compiler, source, size, pipeline,
-                                         NULL, "banana");
+  FlyResult badChip =
+      flyCompilerCompile(compiler, source, size, pipeline, NULL, "banana");
   printf("bad chip: succeeded=%d error=%s\n", flyResultSucceeded(badChip),
          flyResultGetError(badChip));
   if (flyResultSucceeded(badChip))

@@ -153,10 +153,10 @@ int main(int argc, char **argv) {
   // this device's chip.
   std::string chipNote;
   if (StringRef(dev.arch).starts_with("sm_") && dev.arch.size() >= 5)
-    chipNote = formatv(", compute capability {0}.{1}",
-                       StringRef(dev.arch).drop_front(3).drop_back(1),
-                       dev.arch.back())
-                   .str();
+    chipNote =
+        formatv(", compute capability {0}.{1}",
+                StringRef(dev.arch).drop_front(3).drop_back(1), dev.arch.back())
+            .str();
   for (const std::string &line :
        selectObjectsForChip(*manifest, dev.arch, chipNote))
     if (!quiet)
@@ -165,9 +165,8 @@ int main(int argc, char **argv) {
   // A stored winner for this kernel, chip and device?
   // The chip of the objects loaded, not the manifest's list of targets.
   std::string key = *kernel + "|" +
-                    (manifest->chip.empty()
-                         ? manifest->family + ":" + dev.arch
-                         : manifest->target) +
+                    (manifest->chip.empty() ? manifest->family + ":" + dev.arch
+                                            : manifest->target) +
                     "|" + dev.name;
   std::string print = fingerprint(*manifest, *spec);
   std::string storePath = bestConfigPath.empty()

@@ -25,8 +25,8 @@
 #include "fly/Support/ToolOptions.h"
 #include "fly/Transforms/Passes.h"
 
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
@@ -148,8 +148,7 @@ static cl::opt<std::string> writePlanOpt(
              "another process or on another machine"),
     cl::value_desc("dir"));
 static cl::opt<std::string>
-    entriesOpt("entries", cl::desc("With --run-plan: e.g. 0-7,12"),
-               cl::Hidden);
+    entriesOpt("entries", cl::desc("With --run-plan: e.g. 0-7,12"), cl::Hidden);
 static cl::opt<bool> reuseIsaOpt(
     "reuse-isa",
     cl::desc("One ISA compile for hint sets that share it (default: on)"),
@@ -184,8 +183,8 @@ static int runBench(const char *argv0, StringRef spec, int status) {
     args.push_back("--quiet");
   llvm::outs().flush();
   std::string error;
-  int benchStatus = llvm::sys::ExecuteAndWait(flyRun, args, std::nullopt, {},
-                                              0, 0, &error);
+  int benchStatus =
+      llvm::sys::ExecuteAndWait(flyRun, args, std::nullopt, {}, 0, 0, &error);
   if (benchStatus < 0) {
     llvm::WithColor::error(llvm::errs(), "fly-tune")
         << "cannot run fly-run: " << error << "\n";
@@ -300,7 +299,8 @@ int main(int argc, char **argv) {
     executor = fly::ExecutorKind::Batch;
 
   if (llvm::Error err = fly::checkTargetName(targetOpt))
-    return fail("--target=" + targetOpt + ": " + llvm::toString(std::move(err)));
+    return fail("--target=" + targetOpt + ": " +
+                llvm::toString(std::move(err)));
   llvm::Expected<fly::TargetSpec> target = fly::parseTargetSpec(targetOpt);
   if (!target)
     return fail("--" + llvm::toString(target.takeError()));
@@ -398,7 +398,8 @@ int main(int argc, char **argv) {
     job.pipeline = pipelineOpt;
   }
 
-  fly::SplitCompilerOptions options = fly::SplitCompilerOptions::fromEnvironment();
+  fly::SplitCompilerOptions options =
+      fly::SplitCompilerOptions::fromEnvironment();
   std::string jobsNote;
   options.jobs = fly::clampJobs(jobsOpt, &jobsNote);
   if (!jobsNote.empty())
@@ -430,8 +431,8 @@ int main(int argc, char **argv) {
   fly::SplitCompiler compiler(context, options);
   if (!quietOpt)
     llvm::errs() << "fly-tune: " << job.sourceName << ", "
-                 << count(job.hintSets.size(), "hint set") << ", "
-                 << presetNote << "\n";
+                 << count(job.hintSets.size(), "hint set") << ", " << presetNote
+                 << "\n";
   FailureOr<fly::CompileResult> result = compiler.compile(job);
   if (failed(result))
     return 1;
@@ -480,9 +481,9 @@ int main(int argc, char **argv) {
                                                header, extraFiles))
     return fail(llvm::toString(std::move(err)));
   if (result->numFailed() == result->variants.size()) {
-    llvm::errs() << "fly-tune: error: all " << count(result->variants.size(), "variant")
-                 << " failed; " << outDirOpt
-                 << "/manifest.json lists their errors\n";
+    llvm::errs() << "fly-tune: error: all "
+                 << count(result->variants.size(), "variant") << " failed; "
+                 << outDirOpt << "/manifest.json lists their errors\n";
     return 1;
   }
   llvm::outs() << "\nwrote " << count(result->variants.size(), "variant")

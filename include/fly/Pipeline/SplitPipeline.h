@@ -1,4 +1,5 @@
-//===- SplitPipeline.h - Split a pipeline at gpu-module-to-binary -*- C++ -*-===//
+//===- SplitPipeline.h - Split a pipeline at gpu-module-to-binary -*- C++
+//-*-===//
 //
 // A compile is prefix + binary pass + host suffix. The prefix is identical
 // for every hint set and runs once; the binary pass is replayed per hint set;

@@ -16,8 +16,8 @@
 #include "fly/Replay/BinaryPass.h"
 #include "fly/Replay/ReplayPlan.h"
 #include "fly/Replay/SharedIsa.h"
-#include "fly/Support/AttrNames.h"
 #include "fly/Replay/VariantResult.h"
+#include "fly/Support/AttrNames.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -89,12 +89,10 @@ replayVariants(mlir::ModuleOp source, llvm::ArrayRef<HintSet> hintSets,
 /// lacks, finishing no variant. Crash-isolated replays run it once per ISA
 /// group first; each variant's own call then only assembles. A failed ISA
 /// compile is recorded in the table (its variants fail with it).
-mlir::LogicalResult prepareSharedIsa(mlir::ModuleOp source,
-                                     const ReplayPlan &plan,
-                                     llvm::ArrayRef<unsigned> entries,
-                                     const ReplayOptions &options,
-                                     bool nestInSource,
-                                     PipelineRunner runPipeline);
+mlir::LogicalResult
+prepareSharedIsa(mlir::ModuleOp source, const ReplayPlan &plan,
+                 llvm::ArrayRef<unsigned> entries, const ReplayOptions &options,
+                 bool nestInSource, PipelineRunner runPipeline);
 
 /// Marks each successful variant whose objects equal an earlier variant's.
 void markDuplicates(std::vector<VariantResult> &results);
@@ -105,7 +103,6 @@ void releaseErrorCapturesAfterCrash();
 
 /// The symbol name of variant `index`: `v<index>_<label>`.
 std::string getVariantId(unsigned index, const HintSet &hints);
-
 
 } // namespace fly
 

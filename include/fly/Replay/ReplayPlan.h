@@ -1,4 +1,5 @@
-//===- ReplayPlan.h - What each hint set compiles to, decided once -*- C++ -*-===//
+//===- ReplayPlan.h - What each hint set compiles to, decided once -*- C++
+//-*-===//
 //
 // A replay plan is built once from the pre-binary module, the binary pass and
 // the hint sets, before anything compiles: every hint set is checked against

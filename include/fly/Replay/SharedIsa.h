@@ -31,7 +31,6 @@
 
 namespace fly {
 
-
 /// What identifies a shared ISA: the binary pass's extra `opts` and the
 /// normalised hinted attributes of every gpu.module (context-uniqued,
 /// compared exactly).
