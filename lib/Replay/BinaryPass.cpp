@@ -44,6 +44,10 @@ bool linksObjects(const BinaryPassOptions &options) {
 
 FailureOr<BinaryPassOptions> parseBinaryPass(StringRef text, Location loc) {
   StringRef pass = text.trim();
+  // A pass option's value may keep the braces that quoted it
+  // (`binary-pass={gpu-module-to-binary{...}}`, as reproduce.sh passes it).
+  if (pass.starts_with("{") && pass.ends_with("}"))
+    pass = pass.drop_front().drop_back().trim();
   // Accept the anchored spelling too; replays add their own anchor.
   if (pass.consume_front("builtin.module(")) {
     if (!pass.consume_back(")"))
