@@ -144,7 +144,35 @@ class Variant:
         return [k for o in self.objects for k in o.kernels]
 
 
-class Result:
+class _OwnedHandle:
+    """A library object this Python object owns: released by close(), at the
+    end of a ``with`` block or when collected."""
+
+    _handle: Any = None
+
+    def _destroy(self, handle: Any) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Releases the library's object (idempotent)."""
+        if self._handle is not None:
+            handle, self._handle = self._handle, None
+            self._destroy(handle)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class Result(_OwnedHandle):
     """The variants of one compile, in hint-set order. Holds the library's
     result until closed, so that ``write`` can use the library's writer."""
 
@@ -181,23 +209,9 @@ class Result:
             raise FlyError("cannot write %s: %s" % (out_dir, _capi.last_error()))
         return Path(out_dir) / "manifest.json"
 
-    def close(self) -> None:
+    def _destroy(self, handle: Any) -> None:
         """Releases the library's copy of the result (variants stay)."""
-        if self._handle is not None:
-            _capi.lib().flyResultDestroy(self._handle)
-            self._handle = None
-
-    def __enter__(self) -> "Result":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
+        _capi.lib().flyResultDestroy(handle)
 
 
 def _variant_from_entry(entry: Mapping[str, Any], data: Sequence[bytes],
@@ -270,7 +284,7 @@ def _check_hint_sets(hint_sets: Optional[Sequence[Mapping[str, HintValue]]]) -> 
     return json.dumps([dict(h) for h in hint_sets] or [{}])
 
 
-class Compiler:
+class Compiler(_OwnedHandle):
     """A compiler: the library's MLIR context, thread pool and compile cache.
 
     :param jobs: variants compiled at once (0: hardware threads).
@@ -373,20 +387,6 @@ class Compiler:
             data.append(ctypes.string_at(ptr, size.value) if ptr else b"")
         return _variant_from_entry(entry, data, i)
 
-    def close(self) -> None:
+    def _destroy(self, handle: Any) -> None:
         """Destroys the library's compiler."""
-        if self._handle is not None:
-            self._lib.flyCompilerDestroy(self._handle)
-            self._handle = None
-
-    def __enter__(self) -> "Compiler":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
+        self._lib.flyCompilerDestroy(handle)
