@@ -76,11 +76,18 @@ bool fromJSON(const json::Value &value, ManifestObject &o, json::Path path) {
     path.field("file").report("not a plain file name (no '/', '.' or '..')");
     return false;
   }
-  return map && map.mapOptional("gpu_module", o.gpuModule) &&
-         map.mapOptional("format", o.format) && map.mapOptional("size", size) &&
-         map.mapOptional("kernels", o.kernels) &&
-         (o.size = size < 0 ? kMaxObjectBytes : static_cast<uint64_t>(size),
-          true);
+  if (!map.mapOptional("gpu_module", o.gpuModule) ||
+      !map.mapOptional("format", o.format) || !map.mapOptional("size", size) ||
+      !map.mapOptional("kernels", o.kernels))
+    return false;
+  // No object is read past kMaxObjectBytes: a manifest claiming more is not
+  // one fly-tune wrote (found by SweepManifestFuzzer).
+  if (size > static_cast<int64_t>(kMaxObjectBytes)) {
+    path.field("size").report("larger than the 1 GiB an object may have");
+    return false;
+  }
+  o.size = size < 0 ? kMaxObjectBytes : static_cast<uint64_t>(size);
+  return true;
 }
 
 bool fromJSON(const json::Value &value, ManifestVariant &v, json::Path path) {
