@@ -154,7 +154,6 @@ IsolatedExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
   pool.wait();
   if (setupFailed)
     return failure();
-  markDuplicates(results);
   return results;
 }
 

@@ -68,7 +68,6 @@ private:
     std::string log;
     sys::ProcessInfo process;
     std::string error; // Could not start.
-    int status = 0;
     std::string statusText;
   };
   /// Runs `shards` as children, `jobs` at a time; fills each Child.
@@ -128,7 +127,6 @@ void ProcessExecutor::runChildren(StringRef tool, StringRef dir,
       if (options.childTimeoutSeconds)
         limit = options.childTimeoutSeconds;
       sys::ProcessInfo done = sys::Wait(child.process, limit, &waitError);
-      child.status = done.ReturnCode;
       if (done.ReturnCode == -2)
         child.statusText = "was killed: " + waitError;
       else if (done.ReturnCode < 0)
@@ -245,7 +243,6 @@ ProcessExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
     result.hints = entry.hints;
     results.push_back(std::move(result));
   }
-  markDuplicates(results);
   return results;
 }
 

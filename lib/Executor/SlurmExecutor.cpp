@@ -253,7 +253,6 @@ SlurmExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
     out.id = entry.id;
     out.hints = entry.hints;
   }
-  markDuplicates(results);
   // Everything delivered: the cache holds it, the directory can go. What
   // failed keeps its logs for a look.
   if (options.workDirParent.empty() &&

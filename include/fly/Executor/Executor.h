@@ -49,6 +49,7 @@ public:
   /// Compiles `entries` (positions in the plan) and returns one result per
   /// entry, in that order; a variant's failure is in its result. Fails only
   /// for errors that concern every variant (diagnostics on the context).
+  /// Duplicates are marked by the caller (executePlan), over all entries.
   virtual mlir::FailureOr<std::vector<VariantResult>>
   execute(const ReplayWork &work, llvm::ArrayRef<unsigned> entries) = 0;
 };
