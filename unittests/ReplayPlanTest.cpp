@@ -3,7 +3,9 @@
 #include "fly/Replay/ReplayPlan.h"
 
 #include "fly/Compiler/Registration.h"
+#include "fly/Executor/Executor.h"
 #include "fly/Hints/ApplyHints.h"
+#include "fly/Pipeline/ReplayInstrumentation.h"
 #include "fly/Replay/Replay.h"
 
 #include "fly/Transforms/Passes.h"
@@ -11,6 +13,9 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include <mutex>
 
 #include "gtest/gtest.h"
 
@@ -73,23 +78,56 @@ TEST_F(ReplayPlanTest, EachHintSetIsCheckedOncePerGpuModule) {
   std::vector<HintSet> sets =
       hintSets("waves_per_eu=2;O=1;waves_per_eu=2;maxnreg=64");
   for (bool reuseIsa : {false, true}) {
-    ReplayConfig config;
-    config.binaryPass = "gpu-module-to-binary{format=isa}";
-    config.reuseIsa = reuseIsa;
     uint64_t before = getHintCheckCount();
+    FailureOr<BinaryPassOptions> binaryPass = parseBinaryPass(
+        "gpu-module-to-binary{format=isa}", UnknownLoc::get(&context));
+    ASSERT_TRUE(succeeded(binaryPass));
+    ReplayPlanOptions planOptions;
+    planOptions.reuseIsa = reuseIsa;
+    FailureOr<ReplayPlan> plan =
+        buildReplayPlan(*module, *binaryPass, sets, planOptions);
+    ASSERT_TRUE(succeeded(plan));
+    auto runner = [&](OpPassManager &pipeline, ModuleOp container) {
+      PassManager pm(&context, pipeline.getOpAnchorName());
+      static_cast<OpPassManager &>(pm) = pipeline;
+      return pm.run(container);
+    };
+    std::unique_ptr<ReplayExecutor> executor =
+        createReplayExecutor(ExecutorKind::Batch, ExecutorOptions());
+    ReplayWork work{*module, *plan, runner, /*nestInSource=*/false};
     FailureOr<std::vector<VariantResult>> results =
-        replayVariants(*module, sets, config, /*nestInSource=*/false,
-                       [&](OpPassManager &pipeline, ModuleOp container) {
-                         PassManager pm(&context, pipeline.getOpAnchorName());
-                         static_cast<OpPassManager &>(pm) = pipeline;
-                         return pm.run(container);
-                       });
+        executePlan(*executor, work, plan->all());
     ASSERT_TRUE(succeeded(results));
     EXPECT_EQ(getHintCheckCount() - before, sets.size() * 2);
     for (const VariantResult &result : *results)
       EXPECT_TRUE(result.succeeded()) << result.error;
     EXPECT_EQ((*results)[2].duplicateOf, 0u);
   }
+}
+
+TEST_F(ReplayPlanTest, InstrumentationChecksEachHintSetOncePerGpuModule) {
+  ASSERT_TRUE(module);
+  // Through a client's own pass manager: the primary hint set compiles in
+  // the pipeline's run, the others replay; still one check each per module.
+  std::vector<HintSet> sets = hintSets("O=1;waves_per_eu=2;O=1;maxnreg=64");
+  std::vector<VariantResult> variants;
+  std::mutex variantsMutex;
+  PassManager pm(&context);
+  ASSERT_TRUE(
+      succeeded(parsePassPipeline("gpu-module-to-binary{format=isa}", pm)));
+  pm.addInstrumentation(std::make_unique<ReplayInstrumentation>(
+      sets,
+      [&](VariantResult variant) {
+        std::lock_guard<std::mutex> lock(variantsMutex);
+        variants.push_back(std::move(variant));
+      },
+      ReplayInstrumentation::Options()));
+  uint64_t before = getHintCheckCount();
+  ASSERT_TRUE(succeeded(pm.run(*module)));
+  EXPECT_EQ(getHintCheckCount() - before, sets.size() * 2);
+  ASSERT_EQ(variants.size(), sets.size());
+  for (const VariantResult &variant : variants)
+    EXPECT_TRUE(variant.succeeded()) << variant.id << ": " << variant.error;
 }
 
 TEST_F(ReplayPlanTest, RoundTripsThroughJSON) {

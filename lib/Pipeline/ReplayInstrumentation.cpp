@@ -37,25 +37,27 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
     ok = false;
     return;
   }
-  // Every hint set is checked before anything compiles.
-  for (const HintSet &hints : hintSets)
-    for (gpu::GPUModuleOp gpuModule : getTargetedGpuModules(module))
-      if (failed(verifyHintsApply(gpuModule, hints))) {
-        ok = false;
-        return;
-      }
-  // The replays copy the binary pass exactly as configured here.
-  std::string binaryPass;
-  llvm::raw_string_ostream os(binaryPass);
+  // The replays copy the binary pass exactly as configured here; printing
+  // is the only way Pass offers to read a configured pass's options.
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
   pass->printAsTextualPipeline(os);
-
-  std::vector<HintSet> extra(hintSets.begin() + 1, hintSets.end());
-  ReplayConfig config;
-  config.binaryPass = binaryPass;
-  config.maxParallel = options.jobs;
-  config.reuseIsa = options.reuseIsa;
-  for (unsigned i = 1; i < hintSets.size(); ++i)
-    config.variantIndices.push_back(i);
+  FailureOr<BinaryPassOptions> passOptions =
+      parseBinaryPass(printed, module.getLoc());
+  if (failed(passOptions)) {
+    ok = false;
+    return;
+  }
+  // One plan of every hint set, the primary's included: each is checked
+  // once, before anything compiles.
+  ReplayPlanOptions planOptions;
+  planOptions.reuseIsa = options.reuseIsa;
+  FailureOr<ReplayPlan> plan =
+      buildReplayPlan(module, *passOptions, hintSets, planOptions);
+  if (failed(plan)) {
+    ok = false;
+    return;
+  }
   auto runner = [&](OpPassManager &pipeline, ModuleOp container) {
     PassManager pm(module.getContext(), pipeline.getOpAnchorName());
     static_cast<OpPassManager &>(pm) = pipeline;
@@ -64,29 +66,18 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
       return failure();
     return pm.run(container);
   };
-  FailureOr<std::vector<VariantResult>> replayed = failure();
-  if (options.isolate) {
-    ReplayPlanOptions planOptions;
-    planOptions.reuseIsa = options.reuseIsa;
-    planOptions.labels = config.variantIndices;
-    FailureOr<BinaryPassOptions> passOptions =
-        parseBinaryPass(binaryPass, module.getLoc());
-    FailureOr<ReplayPlan> plan = failure();
-    if (mlir::succeeded(passOptions))
-      plan = buildReplayPlan(module, *passOptions, extra, planOptions);
-    if (mlir::succeeded(plan)) {
-      ExecutorOptions executorOptions;
-      executorOptions.jobs = options.jobs;
-      std::unique_ptr<ReplayExecutor> executor =
-          createReplayExecutor(ExecutorKind::Isolated, executorOptions);
-      ReplayWork work{module, *plan, runner, /*nestInSource=*/false};
-      replayed = executePlan(*executor, work, plan->all());
-    }
-  } else {
-    replayed =
-        replayVariants(module, extra, config, /*nestInSource=*/false, runner);
-  }
-  if (failed(replayed)) {
+  ExecutorOptions executorOptions;
+  executorOptions.jobs = options.jobs;
+  std::unique_ptr<ReplayExecutor> executor = createReplayExecutor(
+      options.isolate ? ExecutorKind::Isolated : ExecutorKind::Batch,
+      executorOptions);
+  ReplayWork work{module, *plan, runner, /*nestInSource=*/false};
+  // Hint sets 2..N replay here; the pipeline's own run compiles the first.
+  std::vector<unsigned> replayed = plan->all();
+  replayed.erase(replayed.begin());
+  FailureOr<std::vector<VariantResult>> results =
+      executePlan(*executor, work, replayed);
+  if (failed(results)) {
     ok = false;
     return;
   }
@@ -94,19 +85,11 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
   // The primary run compiles hint set 1 in place.
   const HintSet &primary = hintSets.front();
   for (gpu::GPUModuleOp gpuModule : getTargetedGpuModules(module))
-    if (failed(applyHints(gpuModule, primary)))
-      ok = false;
-  primaryBinaryPass = binaryPass;
-  if (std::string opts =
-          getBinaryOptsHint(primary, getTargetedGpuModules(module));
+    applyVerifiedHints(gpuModule, primary);
+  primaryBinaryPass = printed;
+  if (const std::string &opts = plan->entries.front().extraOpts;
       !opts.empty()) {
-    FailureOr<BinaryPassOptions> parsed =
-        parseBinaryPass(binaryPass, module.getLoc());
-    if (failed(parsed)) {
-      ok = false;
-      return;
-    }
-    std::string combined = withExtraOpts(*parsed, opts).cmdOptions;
+    std::string combined = withExtraOpts(*passOptions, opts).cmdOptions;
     if (failed(pass->initializeOptions(
             "opts={" + combined + "}",
             [](const llvm::Twine &) { return failure(); })))
@@ -115,7 +98,7 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
     llvm::raw_string_ostream primaryOs(primaryBinaryPass);
     pass->printAsTextualPipeline(primaryOs);
   }
-  for (VariantResult &variant : *replayed)
+  for (VariantResult &variant : *results)
     sink(std::move(variant));
 }
 

@@ -473,7 +473,6 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
   // the plan.
   std::vector<VariantResult> results(entries.size());
   std::vector<HintSet> userHintSets;
-  llvm::DenseMap<unsigned, unsigned> positionOf;
   for (auto [k, e] : llvm::enumerate(entries)) {
     const PlanEntry &entry = plan.entries[e];
     results[k].index = entry.index;
@@ -481,22 +480,15 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
     results[k].hints = entry.hints;
     results[k].binaryPass = entry.binaryPass;
     userHintSets.push_back(entry.hints);
-    positionOf.try_emplace(e, k);
   }
   // What is written onto each variant: its hints over the opts= flags.
   std::vector<HintSet> hintSets =
       getCompiledHintSets(userHintSets, plan.binaryPass.cmdOptions, gpuModules);
   // Variants whose `opts` differ need their own binary pass instance.
-  // Groups keep the order of their first variant. An entry identical to one
-  // replayed here copies its outcome instead of compiling.
+  // Groups keep the order of their first variant.
   std::vector<std::pair<std::string, SmallVector<unsigned>>> groups;
-  SmallVector<std::pair<unsigned, unsigned>> copies;
   for (auto [k, e] : llvm::enumerate(entries)) {
     const PlanEntry &entry = plan.entries[e];
-    if (entry.sameAs && positionOf.count(*entry.sameAs)) {
-      copies.emplace_back(k, positionOf.lookup(*entry.sameAs));
-      continue;
-    }
     auto group =
         find_if(groups, [&](auto &g) { return g.first == entry.extraOpts; });
     if (group == groups.end())
@@ -562,12 +554,6 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
     compiler.compileInBatches(whole, batchSize, plain);
   }
 
-  // Copies for the entries whose variant equals an earlier one: same
-  // objects (or the same failure); replayMs 0 says it was not compiled.
-  for (auto [copy, original] : copies)
-    copyVariantOutcome(results[copy], results[original]);
-
-  markDuplicates(results);
   return results;
 }
 
@@ -586,27 +572,6 @@ LogicalResult prepareSharedIsa(ModuleOp source, const ReplayPlan &plan,
   assert(plan.reuseIsa && options.sharedIsa && "nowhere to keep the ISA");
   return replay(source, plan, entries, options, nestInSource, runPipeline,
                 /*sharedIsaOnly=*/true);
-}
-
-FailureOr<std::vector<VariantResult>>
-replayVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
-               const ReplayConfig &config, bool nestInSource,
-               PipelineRunner runPipeline) {
-  ReplayPlanOptions planOptions;
-  planOptions.reuseIsa = config.reuseIsa;
-  planOptions.labels = config.variantIndices;
-  FailureOr<BinaryPassOptions> binaryPass =
-      parseBinaryPass(config.binaryPass, source.getLoc());
-  if (failed(binaryPass))
-    return failure();
-  FailureOr<ReplayPlan> plan =
-      buildReplayPlan(source, *binaryPass, hintSets, planOptions);
-  if (failed(plan))
-    return failure();
-  ReplayOptions options;
-  options.maxParallel = config.maxParallel;
-  return replayPlanned(source, *plan, plan->all(), options, nestInSource,
-                       runPipeline);
 }
 
 void markDuplicates(std::vector<VariantResult> &results) {

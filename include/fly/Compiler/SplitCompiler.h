@@ -66,7 +66,7 @@ struct SplitCompilerOptions {
   std::function<std::unique_ptr<ReplayExecutor>()> makeExecutor;
   /// Compile the ISA once for variants that share it (NVVM hint sets that
   /// differ only in maxnreg or ptxas options) and run only ptxas per
-  /// variant (ReplayConfig::reuseIsa); the objects are byte-identical.
+  /// variant (ReplayPlan::reuseIsa); the objects are byte-identical.
   bool reuseIsa = true;
   /// Also write the snapshot and the replay plan here (WorkDir.h), so that
   /// another process or machine can replay any entries of it:

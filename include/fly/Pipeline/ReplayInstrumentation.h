@@ -28,7 +28,7 @@ public:
   struct Options {
     /// Variants replayed at once; 0 = the context's thread count.
     unsigned jobs = 0;
-    /// One ISA compile for variants that share it (ReplayConfig::reuseIsa).
+    /// One ISA compile for variants that share it (ReplayPlan::reuseIsa).
     bool reuseIsa = true;
     /// Replay under the isolated executor (one CrashRecoveryContext per
     /// variant): a backend that aborts fails only its variant.

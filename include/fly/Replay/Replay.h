@@ -28,21 +28,6 @@
 
 namespace fly {
 
-struct ReplayConfig {
-  /// The binary pass with its options, as a textual pipeline element (read
-  /// once, by parseBinaryPass).
-  std::string binaryPass = "gpu-module-to-binary";
-  /// Variants compiled at once; 0 = the context's thread count (1 when
-  /// multithreading is off). Bounds how many hinted copies are alive.
-  unsigned maxParallel = 0;
-  /// The index each hint set gets (ids, results); empty = 0, 1, 2, ...
-  std::vector<unsigned> variantIndices;
-  /// Compile the ISA once for all variants that share it (SharedIsa.h) and
-  /// finish each with fly-assemble-isa; objects are byte-identical to a
-  /// plain replay's. Only for formats that link (bin, fatbin).
-  bool reuseIsa = false;
-};
-
 /// Runs `pipeline` (anchored on builtin.module) on the container module. The
 /// pass uses Pass::runPipeline so the parent's instrumentation covers the
 /// replays; the library uses its own PassManager.
@@ -70,19 +55,14 @@ struct ReplayOptions {
 /// With `nestInSource` the container is placed inside `source` for the
 /// duration (what Pass::runPipeline requires) and removed afterwards. A
 /// variant whose compile fails is reported in its result and does not stop
-/// the others, nor make them compile again. An entry identical to another
-/// requested entry (PlanEntry::sameAs) copies its outcome. Fails only for
-/// errors that concern every variant.
+/// the others, nor make them compile again. Every entry compiles: leaving out
+/// the entries that copy another's outcome (PlanEntry::sameAs) is
+/// executePlan's job, the one place that dedupes. Fails only for errors that
+/// concern every variant.
 mlir::FailureOr<std::vector<VariantResult>>
 replayPlanned(mlir::ModuleOp source, const ReplayPlan &plan,
               llvm::ArrayRef<unsigned> entries, const ReplayOptions &options,
               bool nestInSource, PipelineRunner runPipeline);
-
-/// buildReplayPlan, then replayPlanned of every entry.
-mlir::FailureOr<std::vector<VariantResult>>
-replayVariants(mlir::ModuleOp source, llvm::ArrayRef<HintSet> hintSets,
-               const ReplayConfig &config, bool nestInSource,
-               PipelineRunner runPipeline);
 
 /// Stage 1 of replayPlanned with plan.reuseIsa alone: compiles into
 /// options.sharedIsa (required) the shared ISA that `entries` need and it

@@ -1,8 +1,8 @@
 //===- VariantDedupe.h - Compile identical hinted variants once -*- C++ -*-===//
 //
-// Used by replayVariants (batched replays) and by the split
-// compiler's isolated replays, which call replayVariants one variant at a
-// time and so must find the duplicates themselves.
+// The replay plan finds the hint sets whose hinted variants are identical
+// (PlanEntry::sameAs); executePlan compiles one of each and copies the
+// outcome to the others.
 //
 //===----------------------------------------------------------------------===//
 

@@ -70,7 +70,7 @@ struct VariantResult {
   /// difference.
   uint64_t objectHash = 0;
   std::optional<unsigned> duplicateOf;
-  /// With ReplayConfig::reuseIsa: the variant whose ISA compile this one's
+  /// With ReplayPlan::reuseIsa: the variant whose ISA compile this one's
   /// objects were assembled from (itself when it ran it).
   std::optional<unsigned> isaFrom;
   /// Non-empty when the compile failed: the diagnostics it produced.
