@@ -15,7 +15,12 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
+#include "llvm/Support/Threading.h"
+
+#include <atomic>
+#include <chrono>
 #include <mutex>
+#include <thread>
 
 #include "gtest/gtest.h"
 
@@ -128,6 +133,40 @@ TEST_F(ReplayPlanTest, InstrumentationChecksEachHintSetOncePerGpuModule) {
   ASSERT_EQ(variants.size(), sets.size());
   for (const VariantResult &variant : variants)
     EXPECT_TRUE(variant.succeeded()) << variant.id << ": " << variant.error;
+}
+
+TEST_F(ReplayPlanTest, IsolatedExecutorUsesEveryThreadByDefault) {
+  ASSERT_TRUE(module);
+  if (llvm::hardware_concurrency().compute_thread_count() < 2)
+    GTEST_SKIP() << "one hardware thread";
+  // jobs = 0 means every hardware thread: two variants must overlap (they
+  // ran one at a time once, halving isolated sweeps' speed).
+  std::vector<HintSet> sets = hintSets("O=1;O=2");
+  FailureOr<BinaryPassOptions> binaryPass = parseBinaryPass(
+      "gpu-module-to-binary{format=isa}", UnknownLoc::get(&context));
+  ASSERT_TRUE(succeeded(binaryPass));
+  FailureOr<ReplayPlan> plan =
+      buildReplayPlan(*module, *binaryPass, sets, ReplayPlanOptions());
+  ASSERT_TRUE(succeeded(plan));
+  std::atomic<int> running{0}, mostAtOnce{0};
+  auto runner = [&](OpPassManager &pipeline, ModuleOp container) {
+    int now = ++running;
+    for (int seen = mostAtOnce; now > seen;)
+      mostAtOnce.compare_exchange_weak(seen, now);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    PassManager pm(&context, pipeline.getOpAnchorName());
+    static_cast<OpPassManager &>(pm) = pipeline;
+    LogicalResult result = pm.run(container);
+    --running;
+    return result;
+  };
+  std::unique_ptr<ReplayExecutor> executor =
+      createReplayExecutor(ExecutorKind::Isolated, ExecutorOptions());
+  ReplayWork work{*module, *plan, runner, /*nestInSource=*/false};
+  FailureOr<std::vector<VariantResult>> results =
+      executePlan(*executor, work, plan->all());
+  ASSERT_TRUE(succeeded(results));
+  EXPECT_EQ(mostAtOnce.load(), 2);
 }
 
 TEST_F(ReplayPlanTest, RoundTripsThroughJSON) {

@@ -86,8 +86,10 @@ IsolatedExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
   std::atomic<bool> setupFailed{false};
   // Inside a pass (nestInSource) every replay adds its container to the
   // same module: one at a time then.
-  unsigned jobs = work.nestInSource ? 1 : options.jobs;
-  DefaultThreadPool pool(hardware_concurrency(std::max(1u, jobs)));
+  // 0 jobs = every hardware thread (hardware_concurrency(0) would be one).
+  DefaultThreadPool pool(work.nestInSource ? hardware_concurrency(1)
+                         : options.jobs    ? hardware_concurrency(options.jobs)
+                                           : hardware_concurrency());
   ReplayOptions one;
   one.maxParallel = 1;
   one.sharedIsa = std::make_shared<SharedIsaTable>();
