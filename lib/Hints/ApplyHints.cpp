@@ -256,30 +256,26 @@ static Attribute rewriteTarget(Attribute target, const HintSet &hints,
                                bool optsIntoTarget) {
   MLIRContext *ctx = target.getContext();
   TargetFamily family = getTargetFamily(target);
+  // The fields both target attributes have.
+  auto fieldsOf = [&](auto attr, StringRef abi) {
+    return TargetFields{ctx,
+                        family,
+                        attr.getO(),
+                        attr.getTriple().str(),
+                        attr.getChip().str(),
+                        attr.getFeatures().str(),
+                        abi.str(),
+                        attr.getFlags(),
+                        optsIntoTarget};
+  };
   std::optional<TargetFields> f;
   ArrayAttr link;
   bool verifyTarget = true;
   if (auto rocdl = dyn_cast<ROCDL::ROCDLTargetAttr>(target)) {
-    f = TargetFields{ctx,
-                     family,
-                     rocdl.getO(),
-                     rocdl.getTriple().str(),
-                     rocdl.getChip().str(),
-                     rocdl.getFeatures().str(),
-                     rocdl.getAbi().str(),
-                     rocdl.getFlags(),
-                     optsIntoTarget};
+    f = fieldsOf(rocdl, rocdl.getAbi());
     link = rocdl.getLink();
   } else if (auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(target)) {
-    f = TargetFields{ctx,
-                     family,
-                     nvvm.getO(),
-                     nvvm.getTriple().str(),
-                     nvvm.getChip().str(),
-                     nvvm.getFeatures().str(),
-                     "",
-                     nvvm.getFlags(),
-                     optsIntoTarget};
+    f = fieldsOf(nvvm, "");
     link = nvvm.getLink();
     verifyTarget = nvvm.getVerifyTarget();
   } else {

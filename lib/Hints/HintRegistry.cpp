@@ -38,73 +38,63 @@ public:
     spec.name = name;
     spec.type = type;
   }
-  constexpr Spec field(const char *field) const {
-    Spec s = *this;
-    s.spec.field = field;
-    return s;
+  constexpr Spec &field(const char *field) {
+    spec.field = field;
+    return *this;
   }
-  constexpr Spec range(int64_t min, int64_t max) const {
-    Spec s = *this;
-    s.spec.min = min;
-    s.spec.max = max;
-    return s;
+  constexpr Spec &range(int64_t min, int64_t max) {
+    spec.min = min;
+    spec.max = max;
+    return *this;
   }
-  constexpr Spec syntax(const char *syntax) const {
-    Spec s = *this;
-    s.spec.syntax = syntax;
-    return s;
+  constexpr Spec &syntax(const char *syntax) {
+    spec.syntax = syntax;
+    return *this;
   }
-  constexpr Spec verbatim() const {
-    Spec s = *this;
-    s.spec.verbatim = true;
-    return s;
+  constexpr Spec &verbatim() {
+    spec.verbatim = true;
+    return *this;
   }
-  constexpr Spec selector() const {
-    Spec s = *this;
-    s.spec.selector = true;
-    return s;
+  constexpr Spec &selector() {
+    spec.selector = true;
+    return *this;
   }
-  constexpr Spec rocdl(const char *effect) const {
-    Spec s = *this;
-    s.spec.rocdl = {true, 0, effect};
-    return s;
+  constexpr Spec &rocdl(const char *effect) {
+    spec.rocdl = {true, 0, effect};
+    return *this;
   }
-  constexpr Spec nvvm(const char *effect, int64_t max = 0) const {
-    Spec s = *this;
-    s.spec.nvvm = {true, max, effect};
-    return s;
+  constexpr Spec &nvvm(const char *effect, int64_t max = 0) {
+    spec.nvvm = {true, max, effect};
+    return *this;
   }
-  constexpr Spec otherFamilies() const {
-    Spec s = *this;
-    s.spec.otherFamilies = true;
-    return s;
+  /// The same effect on both families.
+  constexpr Spec &both(const char *effect) {
+    return rocdl(effect).nvvm(effect);
   }
-  constexpr Spec note(const char *note) const {
-    Spec s = *this;
-    s.spec.note = note;
-    return s;
+  constexpr Spec &otherFamilies() {
+    spec.otherFamilies = true;
+    return *this;
   }
-  constexpr Spec rocdlFlag(const char *flag) const {
-    Spec s = *this;
-    s.spec.rocdlFlag = flag;
-    return s;
+  constexpr Spec &note(const char *note) {
+    spec.note = note;
+    return *this;
   }
-  constexpr Spec check(std::string (*fn)(TargetFamily,
-                                         const HintValue &)) const {
-    Spec s = *this;
-    s.spec.checkForFamily = fn;
-    return s;
+  constexpr Spec &rocdlFlag(const char *flag) {
+    spec.rocdlFlag = flag;
+    return *this;
   }
-  constexpr Spec kernels(void (*fn)(const KernelHintSite &,
-                                    const TypedHint &)) const {
-    Spec s = *this;
-    s.spec.applyToKernels = fn;
-    return s;
+  constexpr Spec &check(std::string (*fn)(TargetFamily, const HintValue &)) {
+    spec.checkForFamily = fn;
+    return *this;
   }
-  constexpr Spec target(void (*fn)(TargetFields &, const TypedHint &)) const {
-    Spec s = *this;
-    s.spec.applyToTarget = fn;
-    return s;
+  constexpr Spec &kernels(void (*fn)(const KernelHintSite &,
+                                     const TypedHint &)) {
+    spec.applyToKernels = fn;
+    return *this;
+  }
+  constexpr Spec &target(void (*fn)(TargetFields &, const TypedHint &)) {
+    spec.applyToTarget = fn;
+    return *this;
   }
   constexpr operator HintSpec() const { return spec; }
 
@@ -122,6 +112,15 @@ static std::string checkChip(TargetFamily family, const HintValue &value) {
                  family == TargetFamily::ROCDL ? "AMDGPU" : "NVPTX",
                  suggestChips(family, value.getText()))
       .str();
+}
+
+static void setOptLevel(TargetFields &f, const TypedHint &hint) {
+  f.optLevel = hint.value.getInt();
+}
+
+template <std::string TargetFields::*field>
+static void setTargetField(TargetFields &f, const TypedHint &hint) {
+  f.*field = hint.value.getText().str();
 }
 
 using HT = HintType;
@@ -153,16 +152,12 @@ static constexpr HintSpec kHintSpecs[] = {
     Spec("O", HT::Int)
         .range(0, 3)
         .selector()
-        .rocdl("the target's `O`")
-        .nvvm("the target's `O`")
+        .both("the target's `O`")
         .rocdlFlag("-O")
-        .target([](TargetFields &f, const TypedHint &hint) {
-          f.optLevel = hint.value.getInt();
-        }),
+        .target(setOptLevel),
     Spec("fast_fp_math", HT::Bool)
         .selector()
-        .rocdl("target flag `fast`")
-        .nvvm("target flag `fast`")
+        .both("target flag `fast`")
         .target([](TargetFields &f, const TypedHint &hint) {
           f.setFlag("fast", hint.value.getBool());
         }),
@@ -177,8 +172,7 @@ static constexpr HintSpec kHintSpecs[] = {
     Spec("func.", HT::Attribute)
         .field("<attr>")
         .otherFamilies()
-        .rocdl("the attribute `<attr>` on the kernels")
-        .nvvm("the attribute `<attr>` on the kernels")
+        .both("the attribute `<attr>` on the kernels")
         .kernels([](const KernelHintSite &site, const TypedHint &hint) {
           site.setAttr(hint.field, site.attribute);
         }),
@@ -186,9 +180,7 @@ static constexpr HintSpec kHintSpecs[] = {
         .field("<llvm-fn-attr>")
         .verbatim()
         .otherFamilies()
-        .rocdl("the LLVM function attribute `<llvm-fn-attr>` on the kernels "
-               "(empty: the attribute without a value)")
-        .nvvm("the LLVM function attribute `<llvm-fn-attr>` on the kernels "
+        .both("the LLVM function attribute `<llvm-fn-attr>` on the kernels "
               "(empty: the attribute without a value)")
         .kernels([](const KernelHintSite &site, const TypedHint &hint) {
           site.setPassthrough(hint.field, hint.value.getText());
@@ -196,19 +188,13 @@ static constexpr HintSpec kHintSpecs[] = {
     Spec("target.O", HT::Int)
         .range(0, 3)
         .selector()
-        .rocdl("the target's `O`")
-        .nvvm("the target's `O`")
-        .target([](TargetFields &f, const TypedHint &hint) {
-          f.optLevel = hint.value.getInt();
-        }),
+        .both("the target's `O`")
+        .target(setOptLevel),
     Spec("target.triple", HT::String)
         .syntax("<triple>")
         .selector()
-        .rocdl("the target's `triple`")
-        .nvvm("the target's `triple`")
-        .target([](TargetFields &f, const TypedHint &hint) {
-          f.triple = hint.value.getText().str();
-        }),
+        .both("the target's `triple`")
+        .target(setTargetField<&TargetFields::triple>),
     Spec("target.chip", HT::String)
         .syntax("<chip>")
         .selector()
@@ -216,25 +202,18 @@ static constexpr HintSpec kHintSpecs[] = {
         .nvvm("the target's `chip`, one LLVM's NVPTX backend knows")
         .rocdlFlag("-mcpu")
         .check(checkChip)
-        .target([](TargetFields &f, const TypedHint &hint) {
-          f.chip = hint.value.getText().str();
-        }),
+        .target(setTargetField<&TargetFields::chip>),
     Spec("target.features", HT::String)
         .syntax("<features>")
         .selector()
-        .rocdl("the target's `features`")
-        .nvvm("the target's `features`")
+        .both("the target's `features`")
         .rocdlFlag("-mattr")
-        .target([](TargetFields &f, const TypedHint &hint) {
-          f.features = hint.value.getText().str();
-        }),
+        .target(setTargetField<&TargetFields::features>),
     Spec("target.abi", HT::String)
         .syntax("<abi>")
         .selector()
         .rocdl("the target's `abi`")
-        .target([](TargetFields &f, const TypedHint &hint) {
-          f.abi = hint.value.getText().str();
-        }),
+        .target(setTargetField<&TargetFields::abi>),
     Spec("opts", HT::String)
         .verbatim()
         .otherFamilies()
