@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <atomic>
 
@@ -308,11 +309,16 @@ std::string getBinaryOptsHint(const HintSet &hints,
 std::string getIgnoredRocdlOptsWarning(StringRef rocdlOpts) {
   if (rocdlOpts.trim().empty())
     return "";
+  // The hints that write into a ROCDL module's kernels instead.
+  SmallVector<std::string> kernelHints;
+  for (const HintSpec &spec : getHintSpecs())
+    if (spec.applyToKernels && spec.rocdl.applies)
+      kernelHints.push_back(spec.getDisplayName() + "=");
   return ("hint 'opts=" + rocdlOpts.trim() +
           "' has no effect on a #rocdl.target: upstream ROCDL serialization "
           "ignores gpu-module-to-binary's opts; use hints that go into the "
-          "IR instead (waves_per_eu=, maxnreg=, passthrough.<fn-attr>=, "
-          "func.<attr>=)")
+          "IR instead (" +
+          llvm::join(kernelHints, ", ") + ")")
       .str();
 }
 

@@ -3,7 +3,9 @@
 // Upstream ROCDL serialization ignores gpu-module-to-binary's `opts=`, so
 // hints that must reach a backend are written into the IR it compiles: onto
 // the kernels' llvm.func (rocdl.waves_per_eu, passthrough, nvvm.maxnreg) and
-// onto the gpu.module's target attribute (O, flags, chip, ...).
+// onto the gpu.module's target attribute (O, flags, chip, ...). What each
+// hint writes, and where it applies, is its HintSpec (HintRegistry.h); this
+// file checks and runs them.
 //
 //===----------------------------------------------------------------------===//
 
