@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace mlir;
@@ -353,7 +354,8 @@ TEST_F(ApplyHintsTest, VerifyRejectsOtherMisfits) {
     StringRef module, hints, expected;
   } cases[] = {
       {kNVVMModule, "maxnreg=300", "= 300 exceeds the NVVM limit of 255"},
-      {kNVVMModule, "target.abi=500", "applies to rocdl targets only"},
+      {kNVVMModule, "target.abi=500",
+       "does not apply to a nvvm target; it is accepted for: rocdl"},
       {kROCDLModule, "func.fly.x=[1, ",
        "has a value that is not an MLIR attribute: '[1,' (expected attribute "
        "value)"},
@@ -367,6 +369,56 @@ TEST_F(ApplyHintsTest, VerifyRejectsOtherMisfits) {
     ASSERT_EQ(errors.size(), 1u) << c.hints.str();
     EXPECT_NE(errors[0].find(c.expected.str()), std::string::npos)
         << c.hints.str() << " -> " << errors[0];
+  }
+}
+
+TEST_F(ApplyHintsTest, FamilyRulesComeFromTheRegistry) {
+  for (const HintSpec &spec : getHintSpecs()) {
+    if (spec.isFamily())
+      continue;
+    for (auto [family, text, chip] :
+         {std::tuple{TargetFamily::ROCDL, kROCDLModule, "gfx942"},
+          std::tuple{TargetFamily::NVVM, kNVVMModule, "sm_90"}}) {
+      parse(text);
+      // A value every family takes: the least integer, a known chip.
+      std::string value = spec.type == HintType::Int ? std::to_string(spec.min)
+                          : spec.type == HintType::Bool ? "1"
+                                                        : chip;
+      std::string key = spec.name;
+      HintFamilyUse use = spec.getUse(family);
+      SCOPED_TRACE(key + " on " + stringifyTargetFamily(family).str());
+      std::vector<std::string> errors = captureErrors([&] {
+        EXPECT_EQ(
+            succeeded(verifyHintsApply(gpuModule, hints(key + "=" + value))),
+            use.applies);
+      });
+      if (use.applies) {
+        EXPECT_TRUE(errors.empty());
+      } else {
+        ASSERT_EQ(errors.size(), 1u);
+        EXPECT_NE(errors[0].find(
+                      "does not apply to a " +
+                      stringifyTargetFamily(family).str() +
+                      " target; it is accepted for: " + spec.listFamilies()),
+                  std::string::npos)
+            << errors[0];
+      }
+      // A family's own limit: its bound passes, one more fails.
+      if (use.applies && use.max) {
+        EXPECT_TRUE(succeeded(verifyHintsApply(
+            gpuModule, hints(key + "=" + std::to_string(use.max)))));
+        errors = captureErrors([&] {
+          EXPECT_TRUE(failed(verifyHintsApply(
+              gpuModule, hints(key + "=" + std::to_string(use.max + 1)))));
+        });
+        ASSERT_EQ(errors.size(), 1u);
+        EXPECT_NE(errors[0].find("exceeds the " +
+                                 stringifyTargetFamily(family).upper() +
+                                 " limit of " + std::to_string(use.max)),
+                  std::string::npos)
+            << errors[0];
+      }
+    }
   }
 }
 

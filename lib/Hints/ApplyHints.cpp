@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <atomic>
 
@@ -26,42 +27,6 @@ TargetFamily getTargetFamily(Attribute target) {
   if (isa<NVVM::NVVMTargetAttr>(target))
     return TargetFamily::NVVM;
   return TargetFamily::Other;
-}
-
-StringRef stringifyTargetFamily(TargetFamily family) {
-  switch (family) {
-  case TargetFamily::ROCDL:
-    return "rocdl";
-  case TargetFamily::NVVM:
-    return "nvvm";
-  case TargetFamily::Other:
-    return "other";
-  }
-  llvm_unreachable("unknown target family");
-}
-
-namespace {
-/// Which target families a named hint applies to.
-struct HintRule {
-  StringRef name;
-  bool rocdl, nvvm;
-  int64_t nvvmMax; // Tighter NVVM bound, 0 when none.
-};
-} // namespace
-
-static constexpr HintRule kRules[] = {
-    {"waves_per_eu", true, false, 0},
-    {"maxnreg", true, true, 255},
-    {"O", true, true, 0},
-    {"fast_fp_math", true, true, 0},
-    {"unsafe_fp_math", true, true, 0},
-};
-
-static const HintRule *findRule(StringRef key) {
-  for (const HintRule &rule : kRules)
-    if (rule.name == key)
-      return &rule;
-  return nullptr;
 }
 
 SmallVector<TargetFamily> getTargetFamilies(gpu::GPUModuleOp gpuModule) {
@@ -118,6 +83,21 @@ static bool selectorMatchesAnywhere(gpu::GPUModuleOp gpuModule,
   return false;
 }
 
+/// Parses the literal of an attribute hint. With `error`, the parser's
+/// complaint goes there instead of to the context's handlers (only when
+/// checking: a handler would also take other threads' diagnostics).
+static Attribute parseHintAttribute(MLIRContext *ctx, StringRef literal,
+                                    std::string *error = nullptr) {
+  if (!error)
+    return parseAttribute(literal, ctx);
+  ScopedDiagnosticHandler quiet(ctx, [&](Diagnostic &diag) {
+    if (error->empty())
+      *error = diag.str();
+    return success();
+  });
+  return parseAttribute(literal, ctx);
+}
+
 static Attribute rewriteTarget(Attribute target, const HintSet &hints,
                                bool optsIntoTarget);
 static bool optsGoIntoTarget(ArrayRef<TargetFamily> families, StringRef opts);
@@ -131,83 +111,47 @@ LogicalResult verifyHintsApply(gpu::GPUModuleOp gpuModule,
     return emitError(gpuModule.getLoc())
            << "hint '" << key << "' (hint set '" << hints.canonical() << "') ";
   };
-  for (const auto &[fullKey, value] : hints.entries()) {
-    std::optional<HintName> name = splitHintName(fullKey);
-    if (!name)
-      return hintError(fullKey) << "has a malformed target selector";
-    StringRef key = name->base;
-    if (!name->selector.empty() &&
-        !selectorMatchesAnywhere(gpuModule, name->selector))
-      return hintError(fullKey)
-             << "selects '" << name->selector
+  for (const TypedHint &hint : hints.hints()) {
+    const HintSpec &spec = *hint.spec;
+    if (!hint.selector.empty() &&
+        !selectorMatchesAnywhere(gpuModule, hint.selector))
+      return hintError(hint.key)
+             << "selects '" << hint.selector
              << "', which is neither a family (rocdl, nvvm) nor the chip of "
                 "any target of this module";
-    SmallVector<TargetFamily> families =
-        getSelectedFamilies(gpuModule, name->selector);
-    if (key == "target.chip")
-      for (TargetFamily family : families)
-        if (family != TargetFamily::Other && !isKnownChip(family, value))
-          return hintError(fullKey)
-                 << "names chip '" << value << "', which LLVM's "
-                 << (family == TargetFamily::ROCDL ? "AMDGPU" : "NVPTX")
-                 << " backend does not know; " << suggestChips(family, value);
-    if (const HintRule *rule = findRule(key)) {
-      for (TargetFamily family : families) {
-        bool applies = (family == TargetFamily::ROCDL && rule->rocdl) ||
-                       (family == TargetFamily::NVVM && rule->nvvm);
-        if (!applies) {
-          std::string accepted;
-          if (rule->rocdl)
-            accepted += "rocdl";
-          if (rule->nvvm)
-            accepted += accepted.empty() ? "nvvm" : ", nvvm";
-          return hintError(fullKey)
-                 << "does not apply to a " << stringifyTargetFamily(family)
-                 << " target; it is accepted for: " << accepted;
-        }
-        int64_t n = 0;
-        if (family == TargetFamily::NVVM && rule->nvvmMax &&
-            !StringRef(value).getAsInteger(10, n) && n > rule->nvvmMax)
-          return hintError(fullKey)
-                 << "= " << n << " exceeds the NVVM limit of " << rule->nvvmMax;
+    for (TargetFamily family : getSelectedFamilies(gpuModule, hint.selector)) {
+      HintFamilyUse use = spec.getUse(family);
+      if (!use.applies)
+        return hintError(hint.key)
+               << "does not apply to a " << stringifyTargetFamily(family)
+               << " target; it is accepted for: " << spec.listFamilies();
+      if (use.max && spec.type == HintType::Int &&
+          hint.value.getInt() > use.max)
+        return hintError(hint.key)
+               << "= " << hint.value.getInt() << " exceeds the "
+               << stringifyTargetFamily(family).upper() << " limit of "
+               << use.max;
+      if (spec.checkForFamily) {
+        std::string problem = spec.checkForFamily(family, hint.value);
+        if (!problem.empty())
+          return hintError(hint.key) << problem;
       }
-      continue;
     }
-    StringRef keyRef(key);
-    if (keyRef.starts_with("func.")) {
+    if (spec.type == HintType::Attribute) {
       // The parser's complaint goes into this hint's error: on its own it
       // would be a second error located in no file.
       std::string parseError;
-      Attribute attr;
-      {
-        ScopedDiagnosticHandler quiet(gpuModule.getContext(),
-                                      [&](Diagnostic &diag) {
-                                        if (parseError.empty())
-                                          parseError = diag.str();
-                                        return success();
-                                      });
-        attr = parseAttribute(value, gpuModule.getContext());
-      }
-      if (!attr) {
-        InFlightDiagnostic diag =
-            hintError(fullKey)
-            << "has a value that is not an MLIR attribute: '" << value << "'";
+      if (!parseHintAttribute(gpuModule.getContext(), hint.value.getText(),
+                              &parseError)) {
+        InFlightDiagnostic diag = hintError(hint.key)
+                                  << "has a value that is not an MLIR "
+                                     "attribute: '"
+                                  << hint.value.getText() << "'";
         if (!parseError.empty())
           diag << " (" << parseError << ")";
         return diag;
       }
-      continue;
     }
-    if (keyRef == "target.abi")
-      for (TargetFamily family : families)
-        if (family != TargetFamily::ROCDL)
-          return hintError(fullKey) << "applies to rocdl targets only";
-    if (keyRef.starts_with("target."))
-      for (TargetFamily family : families)
-        if (family == TargetFamily::Other)
-          return hintError(fullKey)
-                 << "cannot rewrite this target attribute; only #rocdl.target "
-                    "and #nvvm.target are supported";
   }
   // Two targets one hint set makes identical would compile the same object
   // twice under two names: almost always an unqualified target.chip.
@@ -241,46 +185,63 @@ SmallVector<LLVM::LLVMFuncOp> getKernels(gpu::GPUModuleOp gpuModule) {
   return kernels;
 }
 
-/// Sets (or with an empty value, sets as a bare key) one passthrough entry,
-/// replacing an earlier entry of the same key.
-static void setPassthrough(LLVM::LLVMFuncOp func, StringRef key,
-                           StringRef value) {
-  Builder b(func.getContext());
-  SmallVector<Attribute> entries;
-  if (ArrayAttr old = func.getPassthroughAttr())
-    for (Attribute entry : old) {
-      StringAttr entryKey = dyn_cast<StringAttr>(entry);
-      if (auto pair = dyn_cast<ArrayAttr>(entry); pair && !pair.empty())
-        entryKey = dyn_cast<StringAttr>(pair[0]);
-      if (!entryKey || entryKey.getValue() != key)
-        entries.push_back(entry);
-    }
-  if (value.empty())
-    entries.push_back(b.getStringAttr(key));
-  else
-    entries.push_back(
-        b.getArrayAttr({b.getStringAttr(key), b.getStringAttr(value)}));
-  func.setPassthroughAttr(b.getArrayAttr(entries));
+void KernelHintSite::setAttr(StringRef name, Attribute value) const {
+  for (LLVM::LLVMFuncOp kernel : kernels)
+    kernel->setAttr(name, value);
 }
 
-static DictionaryAttr setFlag(MLIRContext *ctx, DictionaryAttr flags,
-                              StringRef name, bool on) {
+void KernelHintSite::setI32(StringRef name, int64_t value) const {
+  if (kernels.empty())
+    return;
+  LLVM::LLVMFuncOp first = kernels.front();
+  setAttr(name, Builder(first.getContext()).getI32IntegerAttr(value));
+}
+
+void KernelHintSite::removeAttr(StringRef name) const {
+  for (LLVM::LLVMFuncOp kernel : kernels)
+    kernel->removeAttr(name);
+}
+
+void KernelHintSite::setPassthrough(StringRef key, StringRef value) const {
+  for (LLVM::LLVMFuncOp func : kernels) {
+    Builder b(func.getContext());
+    SmallVector<Attribute> entries;
+    if (ArrayAttr old = func.getPassthroughAttr())
+      for (Attribute entry : old) {
+        StringAttr entryKey = dyn_cast<StringAttr>(entry);
+        if (auto pair = dyn_cast<ArrayAttr>(entry); pair && !pair.empty())
+          entryKey = dyn_cast<StringAttr>(pair[0]);
+        if (!entryKey || entryKey.getValue() != key)
+          entries.push_back(entry);
+      }
+    if (value.empty())
+      entries.push_back(b.getStringAttr(key));
+    else
+      entries.push_back(
+          b.getArrayAttr({b.getStringAttr(key), b.getStringAttr(value)}));
+    func.setPassthroughAttr(b.getArrayAttr(entries));
+  }
+}
+
+void TargetFields::setFlag(StringRef name, bool on) {
   NamedAttrList list(flags);
   if (on)
-    list.set(name, UnitAttr::get(ctx));
+    list.set(name, UnitAttr::get(context));
   else
     list.erase(name);
-  return list.getDictionary(ctx);
+  flags = list.getDictionary(context);
 }
 
-/// The fields of a target attribute fly may rewrite.
-namespace {
-struct TargetFields {
-  int optLevel;
-  std::string triple, chip, features, abi;
-  DictionaryAttr flags;
-};
-} // namespace
+void TargetFields::appendPtxasOptions(StringRef opts) {
+  NamedAttrList list(flags);
+  SmallVector<Attribute> options;
+  if (auto old = dyn_cast_or_null<ArrayAttr>(list.get("ptxas-cmd-options")))
+    llvm::append_range(options, old);
+  for (const std::string &token : tokenizeBinaryOpts(opts))
+    options.push_back(StringAttr::get(context, token));
+  list.set("ptxas-cmd-options", ArrayAttr::get(context, options));
+  flags = list.getDictionary(context);
+}
 
 /// Upstream appends an NVVM target's flags["ptxas-cmd-options"] to ptxas's
 /// command line right after the pass's `opts`, so on NVVM-only modules the
@@ -292,73 +253,46 @@ static bool optsGoIntoTarget(ArrayRef<TargetFamily> families, StringRef opts) {
          !llvm::is_contained(tokenizeBinaryOpts(opts), "-32");
 }
 
-static DictionaryAttr appendPtxasOptions(MLIRContext *ctx, DictionaryAttr flags,
-                                         StringRef opts) {
-  NamedAttrList list(flags);
-  SmallVector<Attribute> options;
-  if (auto old = dyn_cast_or_null<ArrayAttr>(list.get("ptxas-cmd-options")))
-    llvm::append_range(options, old);
-  for (const std::string &token : tokenizeBinaryOpts(opts))
-    options.push_back(StringAttr::get(ctx, token));
-  list.set("ptxas-cmd-options", ArrayAttr::get(ctx, options));
-  return list.getDictionary(ctx);
-}
-
 static Attribute rewriteTarget(Attribute target, const HintSet &hints,
                                bool optsIntoTarget) {
   MLIRContext *ctx = target.getContext();
   TargetFamily family = getTargetFamily(target);
-  TargetFields f;
+  // The fields both target attributes have.
+  auto fieldsOf = [&](auto attr, StringRef abi) {
+    return TargetFields{ctx,
+                        family,
+                        attr.getO(),
+                        attr.getTriple().str(),
+                        attr.getChip().str(),
+                        attr.getFeatures().str(),
+                        abi.str(),
+                        attr.getFlags(),
+                        optsIntoTarget};
+  };
+  std::optional<TargetFields> f;
   ArrayAttr link;
   bool verifyTarget = true;
   if (auto rocdl = dyn_cast<ROCDL::ROCDLTargetAttr>(target)) {
-    f = {rocdl.getO(),          rocdl.getTriple().str(),
-         rocdl.getChip().str(), rocdl.getFeatures().str(),
-         rocdl.getAbi().str(),  rocdl.getFlags()};
+    f = fieldsOf(rocdl, rocdl.getAbi());
     link = rocdl.getLink();
   } else if (auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(target)) {
-    f = {nvvm.getO(),
-         nvvm.getTriple().str(),
-         nvvm.getChip().str(),
-         nvvm.getFeatures().str(),
-         "",
-         nvvm.getFlags()};
+    f = fieldsOf(nvvm, "");
     link = nvvm.getLink();
     verifyTarget = nvvm.getVerifyTarget();
   } else {
     return target;
   }
-  for (const auto &[key, value] : hints.entries()) {
-    std::optional<HintName> name = splitHintName(key);
-    if (!name || !targetMatchesSelector(target, name->selector))
-      continue;
-    StringRef k(name->base);
-    if (k == "O" || k == "target.O")
-      f.optLevel = std::stoi(value);
-    else if (k == "fast_fp_math")
-      f.flags = setFlag(ctx, f.flags, "fast", value == "1");
-    else if (k == "unsafe_fp_math")
-      f.flags = setFlag(ctx, f.flags,
-                        family == TargetFamily::ROCDL ? "unsafe-math" : "ftz",
-                        value == "1");
-    else if (k == "target.triple")
-      f.triple = value;
-    else if (k == "target.chip")
-      f.chip = value;
-    else if (k == "target.features")
-      f.features = value;
-    else if (k == "target.abi")
-      f.abi = value;
-    else if (k == "opts" && optsIntoTarget)
-      f.flags = appendPtxasOptions(ctx, f.flags, value);
-  }
-  if (f.flags && f.flags.empty())
-    f.flags = nullptr;
+  for (const TypedHint &hint : hints.hints())
+    if (hint.spec->applyToTarget &&
+        targetMatchesSelector(target, hint.selector))
+      hint.spec->applyToTarget(*f, hint);
+  if (f->flags && f->flags.empty())
+    f->flags = nullptr;
   if (family == TargetFamily::ROCDL)
-    return ROCDL::ROCDLTargetAttr::get(ctx, f.optLevel, f.triple, f.chip,
-                                       f.features, f.abi, f.flags, link);
-  return NVVM::NVVMTargetAttr::get(ctx, f.optLevel, f.triple, f.chip,
-                                   f.features, f.flags, link, verifyTarget);
+    return ROCDL::ROCDLTargetAttr::get(ctx, f->optLevel, f->triple, f->chip,
+                                       f->features, f->abi, f->flags, link);
+  return NVVM::NVVMTargetAttr::get(ctx, f->optLevel, f->triple, f->chip,
+                                   f->features, f->flags, link, verifyTarget);
 }
 
 std::string getBinaryOptsHint(const HintSet &hints,
@@ -375,11 +309,16 @@ std::string getBinaryOptsHint(const HintSet &hints,
 std::string getIgnoredRocdlOptsWarning(StringRef rocdlOpts) {
   if (rocdlOpts.trim().empty())
     return "";
+  // The hints that write into a ROCDL module's kernels instead.
+  SmallVector<std::string> kernelHints;
+  for (const HintSpec &spec : getHintSpecs())
+    if (spec.applyToKernels && spec.rocdl.applies)
+      kernelHints.push_back(spec.getDisplayName() + "=");
   return ("hint 'opts=" + rocdlOpts.trim() +
           "' has no effect on a #rocdl.target: upstream ROCDL serialization "
           "ignores gpu-module-to-binary's opts; use hints that go into the "
-          "IR instead (waves_per_eu=, maxnreg=, passthrough.<fn-attr>=, "
-          "func.<attr>=)")
+          "IR instead (" +
+          llvm::join(kernelHints, ", ") + ")")
       .str();
 }
 
@@ -394,36 +333,19 @@ void applyVerifiedHints(gpu::GPUModuleOp gpuModule, const HintSet &hints) {
   MLIRContext *ctx = gpuModule.getContext();
   Builder b(ctx);
   SmallVector<TargetFamily> families = getTargetFamilies(gpuModule);
-  bool isROCDL = llvm::is_contained(families, TargetFamily::ROCDL);
-  bool isNVVM = llvm::is_contained(families, TargetFamily::NVVM);
   SmallVector<LLVM::LLVMFuncOp> kernels = getKernels(gpuModule);
+  KernelHintSite site;
+  site.kernels = kernels;
+  site.rocdl = llvm::is_contained(families, TargetFamily::ROCDL);
+  site.nvvm = llvm::is_contained(families, TargetFamily::NVVM);
 
-  for (const auto &[key, value] : hints.entries()) {
-    StringRef k(key);
-    if (k == "waves_per_eu") {
-      for (LLVM::LLVMFuncOp kernel : kernels) {
-        if (value == "0")
-          kernel->removeAttr("rocdl.waves_per_eu");
-        else
-          kernel->setAttr("rocdl.waves_per_eu",
-                          b.getI32IntegerAttr(std::stoi(value)));
-      }
-    } else if (k == "maxnreg") {
-      for (LLVM::LLVMFuncOp kernel : kernels) {
-        if (isROCDL)
-          setPassthrough(kernel, "amdgpu-num-vgpr", value);
-        if (isNVVM)
-          kernel->setAttr("nvvm.maxnreg",
-                          b.getI32IntegerAttr(std::stoi(value)));
-      }
-    } else if (k.consume_front("func.")) {
-      Attribute attr = parseAttribute(value, ctx);
-      for (LLVM::LLVMFuncOp kernel : kernels)
-        kernel->setAttr(k, attr);
-    } else if (k.consume_front("passthrough.")) {
-      for (LLVM::LLVMFuncOp kernel : kernels)
-        setPassthrough(kernel, k, value);
-    }
+  for (const TypedHint &hint : hints.hints()) {
+    if (!hint.spec->applyToKernels)
+      continue;
+    site.attribute = hint.spec->type == HintType::Attribute
+                         ? parseHintAttribute(ctx, hint.value.getText())
+                         : Attribute();
+    hint.spec->applyToKernels(site, hint);
   }
 
   if (ArrayAttr targets = gpuModule.getTargetsAttr()) {

@@ -1,13 +1,11 @@
 //===- BackendOpts.cpp - What gpu-module-to-binary's opts= delivers -------===//
 
 #include "fly/Hints/BackendOpts.h"
-#include "fly/Support/LLVMCompat.h"
 
 #include "mlir/IR/Diagnostics.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/StringSaver.h"
 
@@ -25,21 +23,41 @@ SmallVector<std::string> tokenizeBinaryOpts(StringRef opts) {
       tokens, [](const char *token) { return std::string(token); }));
 }
 
+/// ROCDL backend flags that LLVM reads as the kernel function attribute
+/// `passthrough.<second>`: they become that hint.
+static constexpr std::pair<StringRef, StringRef> kPassthroughFlags[] = {
+    {"amdgpu-num-sgpr", "amdgpu-num-sgpr"},
+    {"amdgpu-flat-work-group-size", "amdgpu-flat-work-group-size"},
+    {"amdgpu-flat-workgroup-size", "amdgpu-flat-work-group-size"},
+};
+
 /// The hint key a ROCDL backend flag (without dashes or value) stands for,
 /// given its value; "" if none.
 static std::string hintForRocdlFlag(StringRef flag, StringRef value) {
-  if (flag == "amdgpu-waves-per-eu")
-    return value.contains(',') ? "passthrough.amdgpu-waves-per-eu"
-                               : "waves_per_eu";
-  return llvm::StringSwitch<std::string>(flag)
-      .Case("amdgpu-num-vgpr", "maxnreg")
-      .Case("amdgpu-num-sgpr", "passthrough.amdgpu-num-sgpr")
-      .Cases({"amdgpu-flat-work-group-size", "amdgpu-flat-workgroup-size"},
-             "passthrough.amdgpu-flat-work-group-size")
-      .Case("O", "O")
-      .Case("mcpu", "target.chip")
-      .Case("mattr", "target.features")
-      .Default("");
+  // A range of waves (`2,4`) is the function attribute, not waves_per_eu.
+  if (flag == "amdgpu-waves-per-eu" && value.contains(','))
+    return "passthrough.amdgpu-waves-per-eu";
+  for (const HintSpec &spec : getHintSpecs())
+    if (StringRef(spec.rocdlFlag).ltrim('-') == flag && !flag.empty())
+      return spec.name;
+  for (auto [name, attribute] : kPassthroughFlags)
+    if (name == flag)
+      return ("passthrough." + attribute).str();
+  return "";
+}
+
+/// "--amdgpu-waves-per-eu, --amdgpu-num-vgpr, -O<n>, ...": the flags
+/// hintForRocdlFlag maps.
+static std::string listMappedRocdlFlags() {
+  SmallVector<std::string> flags;
+  for (const HintSpec &spec : getHintSpecs())
+    if (*spec.rocdlFlag)
+      flags.push_back(StringRef(spec.rocdlFlag) == "-O" ? "-O<n>"
+                                                        : spec.rocdlFlag);
+  for (auto [name, attribute] : kPassthroughFlags)
+    if (name == attribute)
+      flags.push_back(("--" + name).str());
+  return llvm::join(flags, ", ");
 }
 
 SmallVector<RocdlOptsToken> classifyRocdlOpts(StringRef opts) {
@@ -152,10 +170,8 @@ describeBinaryOpts(StringRef opts, ArrayRef<gpu::GPUModuleOp> gpuModules) {
       messages.push_back(
           {true, "gpu-module-to-binary opts flag '" + token.text +
                      "' has no effect: ROCDL serialization ignores opts and "
-                     "fly knows no IR equivalent (flags it maps: "
-                     "--amdgpu-waves-per-eu, --amdgpu-num-vgpr, "
-                     "--amdgpu-num-sgpr, --amdgpu-flat-work-group-size, "
-                     "-O<n>, -mcpu, -mattr)"});
+                     "fly knows no IR equivalent (flags it maps: " +
+                     listMappedRocdlFlags() + ")"});
   }
   return messages;
 }

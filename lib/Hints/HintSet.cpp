@@ -1,13 +1,11 @@
 //===- HintSet.cpp - One set of backend hints -----------------------------===//
 
 #include "fly/Hints/HintSet.h"
-#include "fly/Support/LLVMCompat.h"
 
 #include "fly/Support/SafeFile.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/xxhash.h"
@@ -15,24 +13,6 @@
 using namespace llvm;
 
 namespace fly {
-
-StringRef acceptedHintsHelp() {
-  return "waves_per_eu=<0..20> (ROCDL; 0 leaves it unset), "
-         "maxnreg=<1..512> (ROCDL amdgpu-num-vgpr; NVVM nvvm.maxnreg, "
-         "at most 255), O=<0..3>, fast_fp_math=<0|1>, unsafe_fp_math=<0|1>, "
-         "func.<attr>=<attribute literal>, "
-         "passthrough.<llvm-fn-attr>=<string>, "
-         "target.<O|triple|chip|features|abi>=<value>, opts=<string>; "
-         "target-rewriting hints (O, fast_fp_math, unsafe_fp_math, target.*) "
-         "take a selector after their first word to apply to one family or "
-         "chip only: O[gfx90a]=2, target[sm_90].features=+ptx80, "
-         "fast_fp_math[rocdl]=1";
-}
-
-bool isTargetRewritingHint(StringRef base) {
-  return base == "O" || base == "fast_fp_math" || base == "unsafe_fp_math" ||
-         base.starts_with("target.");
-}
 
 std::optional<HintName> splitHintName(StringRef key) {
   size_t open = key.find('[');
@@ -59,71 +39,6 @@ static Error hintError(const Twine &msg) {
   return createStringError(inconvertibleErrorCode(), msg);
 }
 
-static Expected<int64_t> parseIntInRange(StringRef key, StringRef value,
-                                         int64_t lo, int64_t hi) {
-  int64_t v;
-  if (value.trim().getAsInteger(10, v))
-    return hintError(formatv("hint '{0}' expects an integer in [{1}, {2}], "
-                             "got '{3}'",
-                             key, lo, hi, value));
-  if (v < lo || v > hi)
-    return hintError(
-        formatv("hint '{0}' = {1} is out of range [{2}, {3}]", key, v, lo, hi));
-  return v;
-}
-
-/// Checks one hint and returns its value in canonical spelling.
-static Expected<std::string> normaliseHint(StringRef key, StringRef value) {
-  auto intHint = [&](int64_t lo, int64_t hi) -> Expected<std::string> {
-    Expected<int64_t> v = parseIntInRange(key, value, lo, hi);
-    if (!v)
-      return v.takeError();
-    return std::to_string(*v);
-  };
-  if (key == "waves_per_eu")
-    return intHint(0, 20);
-  if (key == "maxnreg")
-    return intHint(1, 512);
-  if (key == "O")
-    return intHint(0, 3);
-  if (key == "fast_fp_math" || key == "unsafe_fp_math") {
-    std::optional<bool> b = StringSwitch<std::optional<bool>>(value.trim())
-                                .Cases({"1", "true", "on"}, true)
-                                .Cases({"0", "false", "off"}, false)
-                                .Default(std::nullopt);
-    if (!b)
-      return hintError(
-          formatv("hint '{0}' expects 0 or 1, got '{1}'", key, value));
-    return std::string(*b ? "1" : "0");
-  }
-  if (key == "opts")
-    return value.str();
-  auto [prefix, name] = key.split('.');
-  if (!name.empty()) {
-    if (prefix == "func") {
-      if (value.trim().empty())
-        return hintError(formatv("hint '{0}' needs an attribute literal, "
-                                 "e.g. {0}=42 : i32",
-                                 key));
-      return value.trim().str();
-    }
-    if (prefix == "passthrough")
-      return value.str();
-    if (prefix == "target") {
-      if (name == "O")
-        return intHint(0, 3);
-      if (is_contained({"triple", "chip", "features", "abi"}, name))
-        return value.trim().str();
-      return hintError(formatv("unknown target field in hint '{0}'; accepted: "
-                               "target.O, target.triple, target.chip, "
-                               "target.features, target.abi",
-                               key));
-    }
-  }
-  return hintError(
-      formatv("unknown hint '{0}'; accepted: {1}", key, acceptedHintsHelp()));
-}
-
 Error HintSet::add(StringRef key, StringRef value) {
   key = key.trim();
   if (key.empty())
@@ -141,21 +56,51 @@ Error HintSet::add(StringRef key, StringRef value) {
                              "selector; write it after the first word, e.g. "
                              "O[gfx90a]=2 or target[sm_90].chip=sm_90a",
                              key));
-  if (!name->selector.empty() && !isTargetRewritingHint(name->base))
+  StringRef field;
+  const HintSpec *spec = findHintSpec(name->base, &field);
+  if (!spec)
+    return unknownHintError(name->base);
+  if (!name->selector.empty() && !spec->selector)
     return hintError(formatv(
         "hint '{0}' cannot be limited to target '{1}': it changes the "
         "kernels, which every target of a gpu.module compiles from; only "
-        "O, fast_fp_math, unsafe_fp_math and target.* take a selector",
-        key, name->selector));
-  Expected<std::string> canonValue = normaliseHint(name->base, value);
-  if (!canonValue)
-    return canonValue.takeError();
+        "{2} take a selector",
+        key, name->selector, listSelectorHints()));
+  Expected<HintValue> typed = spec->parseValue(name->base, value);
+  if (!typed)
+    return typed.takeError();
   auto it =
       partition_point(entries_, [&](const Entry &e) { return e.first < key; });
   if (it != entries_.end() && it->first == key)
     return hintError(formatv("hint '{0}' is given twice in one hint set", key));
-  entries_.insert(it, {key.str(), std::move(*canonValue)});
+  size_t index = it - entries_.begin();
+  entries_.insert(it, {key.str(), typed->print()});
+  hints_.insert(hints_.begin() + index,
+                TypedHint{key.str(), spec, field.str(), name->selector,
+                          std::move(*typed)});
   return Error::success();
+}
+
+const TypedHint *HintSet::find(StringRef key) const {
+  auto it = partition_point(
+      hints_, [&](const TypedHint &hint) { return hint.key < key; });
+  if (it == hints_.end() || it->key != key)
+    return nullptr;
+  return &*it;
+}
+
+std::optional<int64_t> HintSet::getInt(StringRef key) const {
+  const TypedHint *hint = find(key);
+  if (!hint || hint->spec->type != HintType::Int)
+    return std::nullopt;
+  return hint->value.getInt();
+}
+
+std::optional<bool> HintSet::getBool(StringRef key) const {
+  const TypedHint *hint = find(key);
+  if (!hint || hint->spec->type != HintType::Bool)
+    return std::nullopt;
+  return hint->value.getBool();
 }
 
 std::optional<StringRef> HintSet::lookup(StringRef key) const {
@@ -269,18 +214,19 @@ static bool needsQuotes(StringRef value) {
 
 json::Object HintSet::toJSON() const {
   json::Object object;
-  for (const auto &[key, value] : entries_) {
-    // The integer hints (normalised to decimal when parsed) are numbers.
-    bool integer = StringSwitch<bool>(key)
-                       .Cases({"waves_per_eu", "maxnreg", "O", "fast_fp_math",
-                               "unsafe_fp_math", "target.O"},
-                              true)
-                       .Default(false);
-    int64_t number;
-    if (integer && !StringRef(value).getAsInteger(10, number))
-      object[key] = number;
-    else
-      object[key] = value;
+  for (const TypedHint &hint : hints_) {
+    switch (hint.value.getType()) {
+    case HintType::Int:
+      object[hint.key] = hint.value.getInt();
+      break;
+    case HintType::Bool:
+      object[hint.key] = hint.value.getBool() ? 1 : 0;
+      break;
+    case HintType::Attribute:
+    case HintType::String:
+      object[hint.key] = hint.value.getText();
+      break;
+    }
   }
   return object;
 }

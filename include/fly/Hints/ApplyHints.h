@@ -3,7 +3,9 @@
 // Upstream ROCDL serialization ignores gpu-module-to-binary's `opts=`, so
 // hints that must reach a backend are written into the IR it compiles: onto
 // the kernels' llvm.func (rocdl.waves_per_eu, passthrough, nvvm.maxnreg) and
-// onto the gpu.module's target attribute (O, flags, chip, ...).
+// onto the gpu.module's target attribute (O, flags, chip, ...). What each
+// hint writes, and where it applies, is its HintSpec (HintRegistry.h); this
+// file checks and runs them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,20 +16,20 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Support/LLVM.h"
+
+#include <string>
 
 namespace fly {
 
-/// The code generator a gpu.module target attribute selects.
-enum class TargetFamily { ROCDL, NVVM, Other };
-
+/// The family of a gpu.module target attribute.
 TargetFamily getTargetFamily(mlir::Attribute target);
 /// The families of `gpuModule`'s targets, in order (empty without targets).
 llvm::SmallVector<TargetFamily>
 getTargetFamilies(mlir::gpu::GPUModuleOp gpuModule);
 /// Whether `families` is non-empty and all NVVM.
 bool isNvvmOnly(llvm::ArrayRef<TargetFamily> families);
-llvm::StringRef stringifyTargetFamily(TargetFamily family);
 
 /// Whether a hint selector (`rocdl`, `nvvm` or a chip, see splitHintName)
 /// picks `target`; the empty selector picks every target.
@@ -37,6 +39,39 @@ bool targetMatchesSelector(mlir::Attribute target, llvm::StringRef selector);
 /// lowering marked as such (kernel hints go onto these).
 llvm::SmallVector<mlir::LLVM::LLVMFuncOp>
 getKernels(mlir::gpu::GPUModuleOp gpuModule);
+
+/// Where a kernel hint is written (HintSpec::applyToKernels): the kernels
+/// of one gpu.module and the families of its targets.
+struct KernelHintSite {
+  llvm::ArrayRef<mlir::LLVM::LLVMFuncOp> kernels;
+  bool rocdl = false, nvvm = false;
+  /// The value of an attribute hint, parsed once for all kernels.
+  mlir::Attribute attribute;
+
+  void setAttr(llvm::StringRef name, mlir::Attribute value) const;
+  void setI32(llvm::StringRef name, int64_t value) const;
+  void removeAttr(llvm::StringRef name) const;
+  /// Sets one passthrough entry (with an empty value, a bare key),
+  /// replacing an earlier entry of the same key.
+  void setPassthrough(llvm::StringRef key, llvm::StringRef value) const;
+};
+
+/// The fields of one #rocdl.target / #nvvm.target that target hints rewrite
+/// (HintSpec::applyToTarget).
+struct TargetFields {
+  mlir::MLIRContext *context;
+  TargetFamily family;
+  int optLevel;
+  std::string triple, chip, features, abi;
+  mlir::DictionaryAttr flags;
+  /// The `opts` hint goes into flags["ptxas-cmd-options"] (see
+  /// getBinaryOptsHint).
+  bool optsIntoTarget;
+
+  void setFlag(llvm::StringRef name, bool on);
+  /// Appends the tokens of `opts` to flags["ptxas-cmd-options"].
+  void appendPtxasOptions(llvm::StringRef opts);
+};
 
 /// Checks that every hint of `hints` is well formed and applies to the
 /// targets of `gpuModule`, without changing it. Emits a located error naming

@@ -10,6 +10,9 @@
 #ifndef FLY_HINTS_HINTSET_H
 #define FLY_HINTS_HINTSET_H
 
+#include "fly/Hints/HintRegistry.h"
+#include "fly/Hints/HintValue.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -22,9 +25,6 @@
 
 namespace fly {
 
-/// The hint names fly understands, one per line, for diagnostics and docs.
-llvm::StringRef acceptedHintsHelp();
-
 /// A hint name split into the hint and the targets it is limited to:
 /// `target[gfx90a].O` -> {"target.O", "gfx90a"}, `O[nvvm]` -> {"O", "nvvm"},
 /// `maxnreg` -> {"maxnreg", ""}. The selector is a family (`rocdl`, `nvvm`)
@@ -35,8 +35,17 @@ struct HintName {
 };
 /// Nullopt when the brackets are malformed.
 std::optional<HintName> splitHintName(llvm::StringRef key);
-/// Hints that rewrite a target attribute (and so may take a selector).
-bool isTargetRewritingHint(llvm::StringRef base);
+/// One hint of a set, checked against its spec.
+struct TypedHint {
+  /// As given, selector included: `target[gfx90a].O`.
+  std::string key;
+  const HintSpec *spec;
+  /// What follows a family's prefix (`rocdl.x` of `func.rocdl.x`), else "".
+  std::string field;
+  /// The targets it is limited to (a family or a chip); "" for all.
+  std::string selector;
+  HintValue value;
+};
 
 class HintSet {
 public:
@@ -52,12 +61,20 @@ public:
   /// Adds one hint after checking its name and value; rejects duplicates.
   llvm::Error add(llvm::StringRef key, llvm::StringRef value);
 
+  /// The hints with their values in canonical spelling, sorted by key.
   llvm::ArrayRef<Entry> entries() const { return entries_; }
+  /// The same hints, typed, in the same order.
+  llvm::ArrayRef<TypedHint> hints() const { return hints_; }
   std::optional<llvm::StringRef> lookup(llvm::StringRef key) const;
+  /// The value of hint `key` when the set has it and the registry types it
+  /// as an integer (a boolean); nullopt otherwise.
+  std::optional<int64_t> getInt(llvm::StringRef key) const;
+  std::optional<bool> getBool(llvm::StringRef key) const;
   bool empty() const { return entries_.empty(); }
 
-  /// The hint set as a JSON object, integer hints as numbers
-  /// (`{"maxnreg": 32, "opts": "-O3"}`); fromJSON reads it back.
+  /// The hint set as a JSON object, integer and boolean hints as numbers
+  /// (`{"maxnreg": 32, "fast_fp_math": 1, "opts": "-O3"}`); fromJSON reads
+  /// it back.
   llvm::json::Object toJSON() const;
 
   /// `a=1,b=2` with keys sorted; the empty set prints as "".
@@ -71,7 +88,10 @@ public:
   }
 
 private:
-  std::vector<Entry> entries_; // Sorted by key.
+  const TypedHint *find(llvm::StringRef key) const;
+
+  std::vector<Entry> entries_;   // Sorted by key.
+  std::vector<TypedHint> hints_; // entries_, typed.
 };
 
 /// Parses `set;set;...`, e.g. `waves_per_eu=1;waves_per_eu=2,maxnreg=64`.

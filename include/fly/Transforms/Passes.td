@@ -22,17 +22,10 @@ def FlySnapshot : Pass<"fly-snapshot", "::mlir::ModuleOp"> {
     `gpu-module-to-binary` that follows runs as before.
 
     Hints (`hints="waves_per_eu=2,maxnreg=128;waves_per_eu=4"`, or a JSON list
-    of objects in `hints-file`):
-    - `waves_per_eu=N`: ROCDL `rocdl.waves_per_eu` on kernels (0: unset).
-    - `maxnreg=N`: ROCDL passthrough `amdgpu-num-vgpr`; NVVM `nvvm.maxnreg`.
-    - `O=0..3`: the target's optimisation level.
-    - `fast_fp_math=0|1`, `unsafe_fp_math=0|1`: target flags (ROCDL `fast`,
-      `unsafe-math`; NVVM `fast`, `ftz`).
-    - `func.<attr>=<attribute>`, `passthrough.<attr>=<string>`,
-      `target.<O|triple|chip|features|abi>=<value>`, `opts=<string>`
-      (ptxas options: on #nvvm.target modules written into the target's
-      `ptxas-cmd-options` flag, elsewhere appended to the binary pass's
-      `opts`).
+    of objects in `hints-file`): every hint, its values and what it writes
+    on ROCDL and NVVM are in the "Hints" table at the end of this document,
+    generated from the hint registry (`fly-hint-doc`; README.md holds the
+    same table).
 
     With no hints the pass only checks its placement (and writes
     `snapshot-file`), and says so in a warning. `FLY_DUMP_IR=1` writes the
