@@ -8,11 +8,13 @@
 #include "fly/Hints/HintRegistry.h"
 #include "fly/Hints/HintSet.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
 #include "gtest/gtest.h"
 
+#include <optional>
 #include <string>
 
 using namespace fly;
@@ -169,6 +171,64 @@ TEST(HintRegistry, HelpAndTableListEveryEntry) {
   EXPECT_NE(table.find("`nvvm.maxnreg` on the kernels (≤ 255)"),
             std::string::npos)
       << table;
+}
+
+TEST(HintRegistry, JSONDescribesEveryEntry) {
+  // The C API's flyGetHintSpecsJSON (what fly_snapshot types hints by).
+  llvm::Expected<llvm::json::Value> specs =
+      llvm::json::parse(printHintSpecsJSON());
+  ASSERT_TRUE(static_cast<bool>(specs)) << llvm::toString(specs.takeError());
+  const llvm::json::Array *array = specs->getAsArray();
+  ASSERT_NE(array, nullptr);
+  ASSERT_EQ(array->size(), getHintSpecs().size());
+  // The manifest schema's hint_set.properties: every hint but the families.
+  llvm::Expected<llvm::json::Value> schema =
+      llvm::json::parse(printManifestSchemaHintProperties());
+  ASSERT_TRUE(static_cast<bool>(schema)) << llvm::toString(schema.takeError());
+  const llvm::json::Object *properties = schema->getAsObject();
+  ASSERT_NE(properties, nullptr);
+  size_t named = 0;
+  for (auto [spec, value] : llvm::zip(getHintSpecs(), *array)) {
+    const llvm::json::Object *object = value.getAsObject();
+    ASSERT_NE(object, nullptr);
+    EXPECT_EQ(object->getString("name"), spec.name);
+    EXPECT_EQ(object->getBoolean("prefix"), spec.isFamily());
+    EXPECT_EQ(object->getString("type"), stringifyHintType(spec.type));
+    EXPECT_EQ(object->getBoolean("selector"), spec.selector);
+    bool isInt = spec.type == HintType::Int;
+    EXPECT_EQ(object->getInteger("min"),
+              isInt ? std::optional<int64_t>(spec.min) : std::nullopt);
+    EXPECT_EQ(object->getInteger("max"),
+              isInt ? std::optional<int64_t>(spec.max) : std::nullopt);
+    const llvm::json::Object *families = object->getObject("families");
+    ASSERT_NE(families, nullptr);
+    for (TargetFamily family :
+         {TargetFamily::ROCDL, TargetFamily::NVVM, TargetFamily::Other}) {
+      HintFamilyUse use = spec.getUse(family);
+      const llvm::json::Object *there =
+          families->getObject(stringifyTargetFamily(family));
+      EXPECT_EQ(there != nullptr, use.applies) << spec.name;
+      if (there)
+        EXPECT_EQ(there->getInteger("max"),
+                  use.max ? std::optional<int64_t>(use.max) : std::nullopt);
+    }
+    const llvm::json::Object *property = properties->getObject(spec.name);
+    EXPECT_EQ(property != nullptr, !spec.isFamily()) << spec.name;
+    if (!property)
+      continue;
+    ++named;
+    if (isInt) {
+      EXPECT_EQ(property->getString("type"), "integer");
+      EXPECT_EQ(property->getInteger("minimum"), spec.min);
+      EXPECT_EQ(property->getInteger("maximum"), spec.max);
+    } else if (spec.type == HintType::Bool) {
+      EXPECT_EQ(*property->get("enum"),
+                llvm::json::Value(llvm::json::Array{0, 1}));
+    } else {
+      EXPECT_EQ(property->getString("type"), "string");
+    }
+  }
+  EXPECT_EQ(properties->size(), named);
 }
 
 TEST(HintRegistry, ValuesAreTyped) {

@@ -138,6 +138,21 @@ FLY_CAPI_EXPORTED bool flyResultWrite(FlyResult result, const char *outDir);
 FLY_CAPI_EXPORTED const char *flyGetPresetPipeline(const char *target,
                                                    const char *toolkit);
 
+/** The hints the library understands, as a JSON array in the order help
+ *  lists them, one object per hint from its registry
+ *  (fly/Hints/HintRegistry.h):
+ *    {"name": "maxnreg", "prefix": false, "type": "int", "min": 1,
+ *     "max": 512, "selector": false,
+ *     "families": {"rocdl": {}, "nvvm": {"max": 255}}}
+ *  "prefix": the name is a family's prefix ("func." for func.<attr>);
+ *  "type": "int", "bool", "attribute" or "string" (a manifest's hint_set
+ *  writes int and bool values as JSON numbers); "min"/"max": integers only;
+ *  "selector": it takes a target selector after its first word
+ *  (`O[gfx942]`, `target[sm_90].chip`); "families": the target families it
+ *  applies to ("other": targets of neither), with a tighter "max" there.
+ *  The string lives as long as the library. */
+FLY_CAPI_EXPORTED const char *flyGetHintSpecsJSON(void);
+
 #ifdef __cplusplus
 }
 #endif

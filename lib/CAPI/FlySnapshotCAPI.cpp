@@ -13,6 +13,7 @@
 #include "fly/Compiler/SplitCompiler.h"
 #include "fly/Compiler/SweepReport.h"
 #include "fly/Compiler/TargetName.h"
+#include "fly/Hints/HintRegistry.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Transforms/Passes.h"
 
@@ -99,6 +100,11 @@ extern "C" {
 const char *flyGetVersion(void) { return FLY_VERSION; }
 
 const char *flyGetLastError(void) { return lastError.c_str(); }
+
+const char *flyGetHintSpecsJSON(void) {
+  static const std::string specs = fly::printHintSpecsJSON();
+  return specs.c_str();
+}
 
 FlyCompiler flyCompilerCreate(const char *optionsJSON) {
   lastError.clear();

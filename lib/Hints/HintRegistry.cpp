@@ -10,6 +10,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -28,6 +29,20 @@ StringRef stringifyTargetFamily(TargetFamily family) {
     return "other";
   }
   llvm_unreachable("unknown target family");
+}
+
+StringRef stringifyHintType(HintType type) {
+  switch (type) {
+  case HintType::Int:
+    return "int";
+  case HintType::Bool:
+    return "bool";
+  case HintType::Attribute:
+    return "attribute";
+  case HintType::String:
+    return "string";
+  }
+  llvm_unreachable("unknown hint type");
 }
 
 namespace {
@@ -471,6 +486,70 @@ std::string printHintDocument() {
         "hint that does not apply to a target of the module (\"rejected\"), "
         "a value out of range and an unknown name are errors before "
         "anything compiles.\n";
+  return out;
+}
+
+std::string printHintSpecsJSON() {
+  std::string out;
+  raw_string_ostream os(out);
+  json::OStream json(os, 2);
+  json.array([&] {
+    for (const HintSpec &spec : kHintSpecs) {
+      json.object([&] {
+        json.attribute("name", spec.name);
+        json.attribute("prefix", spec.isFamily());
+        json.attribute("type", stringifyHintType(spec.type));
+        if (spec.type == HintType::Int) {
+          json.attribute("min", spec.min);
+          json.attribute("max", spec.max);
+        }
+        json.attribute("selector", spec.selector);
+        json.attributeObject("families", [&] {
+          for (TargetFamily family :
+               {TargetFamily::ROCDL, TargetFamily::NVVM, TargetFamily::Other}) {
+            HintFamilyUse use = spec.getUse(family);
+            if (!use.applies)
+              continue;
+            json.attributeObject(stringifyTargetFamily(family), [&] {
+              if (use.max)
+                json.attribute("max", use.max);
+            });
+          }
+        });
+      });
+    }
+  });
+  os << "\n";
+  return out;
+}
+
+std::string printManifestSchemaHintProperties() {
+  std::string out;
+  raw_string_ostream os(out);
+  json::OStream json(os, 2);
+  json.object([&] {
+    for (const HintSpec &spec : kHintSpecs) {
+      if (spec.isFamily())
+        continue;
+      json.attributeObject(spec.name, [&] {
+        switch (spec.type) {
+        case HintType::Int:
+          json.attribute("type", "integer");
+          json.attribute("minimum", spec.min);
+          json.attribute("maximum", spec.max);
+          break;
+        case HintType::Bool:
+          json.attribute("enum", json::Array{0, 1});
+          break;
+        case HintType::Attribute:
+        case HintType::String:
+          json.attribute("type", "string");
+          break;
+        }
+      });
+    }
+  });
+  os << "\n";
   return out;
 }
 

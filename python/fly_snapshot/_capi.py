@@ -43,6 +43,7 @@ _c_size_p = ctypes.POINTER(ctypes.c_size_t)
 _SIGNATURES = {
     "flyGetVersion": (ctypes.c_char_p, []),
     "flyGetLastError": (ctypes.c_char_p, []),
+    "flyGetHintSpecsJSON": (ctypes.c_char_p, []),
     "flyCompilerCreate": (_FlyCompiler, [ctypes.c_char_p]),
     "flyCompilerDestroy": (None, [_FlyCompiler]),
     "flyCompilerCompile": (

@@ -10,26 +10,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
-from . import _capi
+from . import _capi, _hints
 from .errors import CompileError, FlyError, InvalidInputError
 
 HintValue = Union[int, bool, str]
 HintSet = Dict[str, HintValue]
 
-# Hints whose values are integers or booleans; every other hint is a string
-# (see `fly-tune --help` / README "Hints").
-_INT_HINTS = frozenset({"waves_per_eu", "maxnreg", "O", "target.O"})
-_BOOL_HINTS = frozenset({"fast_fp_math", "unsafe_fp_math"})
-
 
 def _typed_hints(hint_set: Mapping[str, Union[int, str]]) -> HintSet:
-    """The manifest's hint values (typed since schema_version 1: integers for
-    numeric hints, strings otherwise) as Python values."""
+    """The manifest's hint values (typed since schema_version 1: JSON numbers
+    for integer and boolean hints, strings otherwise) as Python values, by
+    the type the hint registry gives each name (selectors such as
+    ``O[gfx942]`` ignored)."""
     typed: HintSet = {}
     for key, value in hint_set.items():
-        if key in _INT_HINTS:
+        kind = _hints.hint_type(key)
+        if kind == "int":
             typed[key] = int(value)
-        elif key in _BOOL_HINTS:
+        elif kind == "bool":
             typed[key] = int(value) == 1
         else:
             typed[key] = value

@@ -46,6 +46,11 @@ int main(int argc, char **argv) {
 
   printf("version: %s\n", flyGetVersion());
 
+  /* The hint registry as JSON: an array with an object per hint. */
+  const char *specs = flyGetHintSpecsJSON();
+  printf("hint specs: array=%d waves_per_eu=%d\n", specs[0] == '[',
+         strstr(specs, "\"name\": \"waves_per_eu\"") != NULL);
+
   /* Bad options: a null compiler and a message. */
   FlyCompiler bad = flyCompilerCreate("{\"jobs\": \"many\"}");
   printf("bad options: null=%d error=%s\n", flyCompilerIsNull(bad),

@@ -1,11 +1,18 @@
 //===- fly-hint-doc.cpp - Print the hint table from the registry ----------===//
 //
-//   fly-hint-doc              the Markdown table of README.md's "Hints"
-//   fly-hint-doc --document   the "Hints" section of docs/Passes.md
-//   fly-hint-doc --accepted   the list diagnostics give for an unknown hint
+//   fly-hint-doc                  the Markdown table of README.md's "Hints"
+//   fly-hint-doc --document       the "Hints" section of docs/Passes.md
+//   fly-hint-doc --accepted       the list diagnostics give for an unknown hint
+//   fly-hint-doc --hint-specs-json
+//                                 the registry as JSON (flyGetHintSpecsJSON),
+//                                 python/fly_snapshot/_hint_specs.json
+//   fly-hint-doc --manifest-schema-properties
+//                                 docs/manifest.schema.json's
+//                                 hint_set.properties
 //
-// All three come from the one hint registry (fly/Hints/HintRegistry.h);
-// scripts/update-hint-table.sh writes the table into README.md.
+// All come from the one hint registry (fly/Hints/HintRegistry.h);
+// scripts/update-hint-table.sh writes the table into README.md and the
+// other generated copies into their files.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,17 +24,27 @@
 
 using namespace llvm;
 
+namespace {
+enum class Output { Table, Document, Accepted, SpecsJSON, SchemaProperties };
+} // namespace
+
 static cl::OptionCategory docCategory("fly-hint-doc options");
-static cl::opt<bool>
-    documentOpt("document",
-                cl::desc("Print the Markdown section of docs/Passes.md "
-                         "(default: off, the table alone)"),
-                cl::cat(docCategory));
-static cl::opt<bool>
-    acceptedOpt("accepted",
-                cl::desc("Print the accepted hints as diagnostics list them "
-                         "(default: off)"),
-                cl::cat(docCategory));
+static cl::opt<Output> outputOpt(
+    cl::desc("What to print (default: the Markdown table alone)"),
+    cl::init(Output::Table),
+    cl::values(clEnumValN(Output::Document, "document",
+                          "The Markdown section of docs/Passes.md"),
+               clEnumValN(Output::Accepted, "accepted",
+                          "The accepted hints as diagnostics list them"),
+               clEnumValN(Output::SpecsJSON, "hint-specs-json",
+                          "Every hint spec as JSON (the C API's "
+                          "flyGetHintSpecsJSON, python/fly_snapshot/"
+                          "_hint_specs.json)"),
+               clEnumValN(Output::SchemaProperties,
+                          "manifest-schema-properties",
+                          "The JSON Schema of each hint's value in a manifest "
+                          "(docs/manifest.schema.json's hint_set.properties)")),
+    cl::cat(docCategory));
 
 int main(int argc, char **argv) {
   fly::addVersionPrinter();
@@ -35,11 +52,22 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "fly-hint-doc: the hint table, generated from "
                               "fly's hint registry\n");
-  if (acceptedOpt)
-    outs() << fly::acceptedHintsHelp() << "\n";
-  else if (documentOpt)
-    outs() << fly::printHintDocument();
-  else
+  switch (outputOpt) {
+  case Output::Table:
     outs() << fly::printHintTable();
+    break;
+  case Output::Document:
+    outs() << fly::printHintDocument();
+    break;
+  case Output::Accepted:
+    outs() << fly::acceptedHintsHelp() << "\n";
+    break;
+  case Output::SpecsJSON:
+    outs() << fly::printHintSpecsJSON();
+    break;
+  case Output::SchemaProperties:
+    outs() << fly::printManifestSchemaHintProperties();
+    break;
+  }
   return 0;
 }

@@ -6,8 +6,10 @@
 // and the functions that write it into the IR. Everything else is derived
 // from the table: the help text that diagnostics list, the checking and
 // canonical spelling of values (HintSet), the per-family checks before
-// anything compiles and the application (ApplyHints), and the hint table of
-// README.md and docs/Passes.md (fly-hint-doc).
+// anything compiles and the application (ApplyHints), the hint table of
+// README.md and docs/Passes.md, the hint values of docs/manifest.schema.json
+// (fly-hint-doc), and the table as JSON for code outside C++ (the C API's
+// flyGetHintSpecsJSON, which the fly_snapshot package reads).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +26,9 @@
 #include <string>
 
 namespace fly {
+
+/// `int`, `bool`, `attribute`, `string`.
+llvm::StringRef stringifyHintType(HintType type);
 
 /// The code generator a gpu.module target attribute selects.
 enum class TargetFamily { ROCDL, NVVM, Other };
@@ -123,6 +128,21 @@ std::string printHintTable();
 /// A Markdown section with the table and how selectors work
 /// (docs/Hints.md, appended to docs/Passes.md).
 std::string printHintDocument();
+
+/// Every spec as a JSON array, in table order, one object per hint:
+///   {"name": "maxnreg", "prefix": false, "type": "int", "min": 1,
+///    "max": 512, "selector": false,
+///    "families": {"rocdl": {}, "nvvm": {"max": 255}}}
+/// `prefix`: the name is a family's prefix (`func.`); `min`/`max` only for
+/// integers; `families`: where it applies (`other`: targets of neither
+/// family), with a tighter maximum there. The C API's flyGetHintSpecsJSON
+/// and python/fly_snapshot/_hint_specs.json (fly-hint-doc).
+std::string printHintSpecsJSON();
+/// The JSON Schema of each hint's value in a manifest's `hint_set`, as
+/// HintSet::toJSON writes it (integers and booleans as numbers), keyed by
+/// the name of every hint that is not a family: the `hint_set.properties`
+/// of docs/manifest.schema.json.
+std::string printManifestSchemaHintProperties();
 
 } // namespace fly
 
