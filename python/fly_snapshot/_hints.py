@@ -1,12 +1,13 @@
 """What a hint is, from the hint registry (include/fly/Hints/HintRegistry.h):
 its name, the type and range of its value, whether it takes a selector.
 
-The library owns the registry, so its ``flyGetHintSpecsJSON()`` is asked
-first. Reading an out-dir needs no library (``read_out_dir``), so where it
-cannot be loaded the package reads ``_hint_specs.json`` beside this file:
-the same JSON, written from the same registry by ``fly-hint-doc
---hint-specs-json`` (``scripts/update-hint-table.sh``), and
-test/Tools/hint-specs-json.test fails while the two differ.
+The library owns the registry; the package carries it as
+``_hint_specs.json`` beside this file, written from the same registry by
+``fly-hint-doc --hint-specs-json`` (``scripts/update-hint-table.sh``).
+test/Tools/hint-specs-json.test and test_hints.py fail while the file and
+the library's ``flyGetHintSpecsJSON()`` differ. Reading an out-dir
+(``read_out_dir``) so never loads LLVM; the library is asked only where the
+file is missing.
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ def hint_specs() -> Tuple[Dict[str, Any], ...]:
     describes it: ``name``, ``prefix``, ``type``, ``min``/``max``,
     ``selector``, ``families``."""
     try:
-        text = _capi.lib().flyGetHintSpecsJSON()
-    except OSError:  # no library here, or one that does not load
         text = _SPECS_FILE.read_bytes()
+    except OSError:  # a package without its data files
+        text = _capi.lib().flyGetHintSpecsJSON()
     return tuple(json.loads(text))
 
 

@@ -54,9 +54,14 @@ def test_packaged_specs_are_the_librarys():
     assert list(_hints.hint_specs()) == from_library
 
 
-def test_typed_hints_from_the_library():
+def test_typed_hints_from_the_library(monkeypatch, tmp_path):
+    """A package without its _hint_specs.json asks the library."""
+    monkeypatch.setattr(_hints, "_SPECS_FILE", tmp_path / "missing.json")
     _hints.hint_specs.cache_clear()
-    typed = _typed_hints(MANIFEST_HINTS)
+    try:
+        typed = _typed_hints(MANIFEST_HINTS)
+    finally:
+        _hints.hint_specs.cache_clear()
     assert _capi._lib is not None
     assert typed == TYPED_HINTS
     # bool is a subclass of int: check the types, not only the values.
