@@ -6,8 +6,8 @@
 // callbacks, built once per target so that what they receive is attributed
 // to its target. The ROCDL serializer is AMDGPUSerializer of
 // mlir/lib/Target/LLVM/ROCDL/Target.cpp (LLVM 22) forwarding the callbacks.
-// The objects are byte-identical to upstream's (test/Tools/dump-ir-*.test
-// compare them with `cmp`).
+// The objects are byte-identical to upstream's
+// (test/Tools/fly-tune-dump-ir*.test compare them with `cmp`).
 //
 //===----------------------------------------------------------------------===//
 

@@ -18,7 +18,7 @@ std::vector<VariantBinary> readBinaries(ModuleOp module) {
   for (auto binary : module.getOps<gpu::BinaryOp>())
     binaries.push_back({binary.getName().str(),
                         binary.getOffloadingHandlerAttr(),
-                        binary.getObjectsAttr()});
+                        binary.getObjectsAttr(), binary.getLoc()});
   return binaries;
 }
 
@@ -33,13 +33,16 @@ std::string printBinaries(llvm::ArrayRef<VariantBinary> binaries) {
     return "";
   // Printed inside a module, as the replay's ops print inside theirs.
   MLIRContext *context = binaries.front().objects.getContext();
-  Location loc = UnknownLoc::get(context);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  Location unknown = UnknownLoc::get(context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(unknown);
   OpBuilder builder = OpBuilder::atBlockEnd(module->getBody());
   std::string text;
   llvm::raw_string_ostream os(text);
-  for (const VariantBinary &binary : binaries)
-    createBinaryOp(builder, loc, binary)->print(os), os << '\n';
+  for (const VariantBinary &binary : binaries) {
+    Location loc = binary.loc ? Location(binary.loc) : unknown;
+    createBinaryOp(builder, loc, binary)->print(os);
+    os << '\n';
+  }
   return text;
 }
 

@@ -43,6 +43,9 @@ struct VariantBinary {
   mlir::Attribute offloadingHandler;
   /// Its #gpu.object attributes, one per target of the gpu.module, in order.
   mlir::ArrayAttr objects;
+  /// Where the replay's op was (printBinaries, as the op printed itself);
+  /// null after decoding: locations are not stored.
+  mlir::LocationAttr loc;
 };
 
 /// One #gpu.object of one gpu.binary, as manifests, tables and the C API
