@@ -524,7 +524,7 @@ public:
     json::Array tBin, tHint, tRecord, tText, tBinCpu;
     double tBinSum = 0, tBinCpuSum = 0;
     int64_t objectBytes = 0;
-    std::string firstBinaryIR;
+    std::vector<fly::VariantBinary> firstBinaries;
     for (auto [i, h] : llvm::enumerate(hints)) {
       // T_bin(i): the binary pass alone on the hinted pre-binary module.
       OwningOpRef<ModuleOp> clone = cast<ModuleOp>((*pre)->clone());
@@ -544,15 +544,15 @@ public:
       tBin.push_back(ms);
       tBinSum += ms;
 
-      // Post-processing of one variant (collectObjects + printing the
-      // gpu.binary ops), as the replay does it.
+      // Post-processing of one variant (its typed gpu.binary ops, printed,
+      // and collectObjects), as the replay does it.
       fly::VariantResult record;
       tRecord.push_back(loop([&] { fly::recordBinaries(record, *clone); }));
       for (const fly::VariantObject &o : record.objects)
         if (i == 0)
           objectBytes += o.bytes.size();
       if (i == 0)
-        firstBinaryIR = record.binaryIR;
+        firstBinaries = record.binaries;
 
       // Snapshot handling of one variant, exactly the steps of the replay's
       // buildVariant: a variant module, the gpu.modules cloned into it, the
@@ -585,13 +585,12 @@ public:
       }));
     }
     // What SplitCompiler does once per compile for the main module: clone
-    // the pre-binary module and parse the first variant's printed binaries.
+    // the pre-binary module and build the first variant's gpu.binary ops.
     double install = loop([&] {
       OwningOpRef<ModuleOp> main = cast<ModuleOp>((*pre)->clone());
-      Block parsedBlock;
-      if (failed(parseSourceString(firstBinaryIR, &parsedBlock,
-                                   ParserConfig(&context))))
-        die("cannot parse binary IR");
+      OpBuilder builder = OpBuilder::atBlockEnd(main->getBody());
+      for (const fly::VariantBinary &binary : firstBinaries)
+        fly::createBinaryOp(builder, loc, binary);
     });
     out["t_bin"] = std::move(tBin);
     out["t_bin_sum"] = tBinSum;

@@ -4,15 +4,16 @@
 // plain garbage may sit under FLY_CACHE_DIR. This target feeds arbitrary
 // bytes to
 //   - unframeCacheEntry (magic, key, toolchain, checksum, length) and, when
-//     the frame is intact, decodeVariant on its payload;
+//     the frame is intact, decodeVariant on its payload (its attributes are
+//     parsed in a context with the GPU, LLVM, ROCDL and NVVM dialects);
 //   - decodeVariant directly (random bytes almost never pass the checksum,
 //     so the decoder is fuzzed unframed as well);
 // and checks, aborting on failure:
 //   - unframeCacheEntry(frameCacheEntry(k, x)) gives back k, the toolchain
 //     and x for every x;
 //   - a variant that decodes re-encodes to a payload that decodes to the
-//     same encoding (encode is a fixed point after one decode), unless it
-//     holds a non-finite number (see hasNonFinite);
+//     same encoding (encode is a fixed point after one decode), unless its
+//     replay time is not a finite number (see hasNonFinite);
 //   - a frame cut short never unframes to another payload.
 //
 //===----------------------------------------------------------------------===//
@@ -21,14 +22,46 @@
 #include "fly/Cache/CompileCache.h"
 #include "fly/Cache/VariantCodec.h"
 
-#include "llvm/ADT/STLExtras.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVM/ROCDL/Target.h"
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 
 using namespace llvm;
+
+namespace {
+/// One context, recreated now and then: attributes parsed from random input
+/// are uniqued in it forever (as in SnapshotFuzzer).
+struct FuzzContext {
+  std::unique_ptr<mlir::MLIRContext> context;
+  unsigned uses = 0;
+
+  mlir::MLIRContext &get() {
+    if (!context || ++uses > 20000) {
+      mlir::DialectRegistry registry;
+      registry.insert<mlir::gpu::GPUDialect, mlir::LLVM::LLVMDialect,
+                      mlir::ROCDL::ROCDLDialect, mlir::NVVM::NVVMDialect>();
+      mlir::ROCDL::registerROCDLTargetInterfaceExternalModels(registry);
+      mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+      context = std::make_unique<mlir::MLIRContext>(
+          registry, mlir::MLIRContext::Threading::DISABLED);
+      context->loadAllAvailableDialects();
+      uses = 0;
+    }
+    return *context;
+  }
+};
+} // namespace
 
 static void fail(const char *what) {
   std::fprintf(stderr, "CacheEntryFuzzer invariant violated: %s\n", what);
@@ -37,40 +70,22 @@ static void fail(const char *what) {
 
 /// llvm::json parses a number too large for a double (`1e999`) as infinity
 /// and prints infinity and NaN as `inf` / `nan`, which is not JSON: such a
-/// value does not survive encode -> decode. That is llvm::json's behaviour,
-/// not fly's (fly writes only finite numbers), so variants holding one are
-/// not round-tripped.
-static bool hasNonFinite(const json::Value &value) {
-  if (std::optional<double> d = value.getAsNumber())
-    return !std::isfinite(*d);
-  if (const json::Object *o = value.getAsObject())
-    return llvm::any_of(*o,
-                        [](const auto &kv) { return hasNonFinite(kv.second); });
-  if (const json::Array *a = value.getAsArray())
-    return llvm::any_of(*a,
-                        [](const json::Value &v) { return hasNonFinite(v); });
-  return false;
-}
-
+/// replay time does not survive encode -> decode. That is llvm::json's
+/// behaviour, not fly's (fly writes only finite numbers; the objects'
+/// properties and kernel tables are MLIR attributes, whose printer keeps
+/// every float), so such variants are not round-tripped.
 static bool hasNonFinite(const fly::VariantResult &variant) {
-  if (!std::isfinite(variant.replayMs))
-    return true;
-  for (const fly::VariantObject &object : variant.objects) {
-    if (hasNonFinite(json::Object(object.properties)))
-      return true;
-    for (const fly::KernelInfo &kernel : object.kernels)
-      if (hasNonFinite(json::Object(kernel.metadata)))
-        return true;
-  }
-  return false;
+  return !std::isfinite(variant.replayMs);
 }
 
-static void checkDecode(StringRef payload) {
-  std::optional<fly::VariantResult> variant = fly::decodeVariant(payload);
+static void checkDecode(StringRef payload, mlir::MLIRContext &context) {
+  std::optional<fly::VariantResult> variant =
+      fly::decodeVariant(payload, context);
   if (!variant || hasNonFinite(*variant))
     return;
   std::string encoded = fly::encodeVariant(*variant);
-  std::optional<fly::VariantResult> again = fly::decodeVariant(encoded);
+  std::optional<fly::VariantResult> again =
+      fly::decodeVariant(encoded, context);
   if (!again)
     fail("an encoded variant does not decode");
   if (fly::encodeVariant(*again) != encoded)
@@ -81,11 +96,13 @@ static void checkDecode(StringRef payload) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static FuzzContext fuzzContext;
+  mlir::MLIRContext &context = fuzzContext.get();
   StringRef input(reinterpret_cast<const char *>(data), size);
 
   if (std::optional<fly::CacheEntryFrame> frame = fly::unframeCacheEntry(input))
-    checkDecode(frame->payload);
-  checkDecode(input);
+    checkDecode(frame->payload, context);
+  checkDecode(input, context);
 
   static constexpr StringLiteral kKey =
       "binary:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";

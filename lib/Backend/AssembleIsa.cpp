@@ -9,13 +9,12 @@
 #include "fly/Transforms/Passes.h"
 
 #include "fly/Backend/AmdgpuLinker.h"
+#include "fly/Backend/ModuleToBinary.h"
 #include "fly/Backend/PtxAssembler.h"
 #include "fly/Support/AttrNames.h"
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Target/LLVM/ROCDL/Utils.h"
-
-#include "llvm/ADT/StringSwitch.h"
 
 #include <chrono>
 
@@ -62,6 +61,44 @@ finishIsa(gpu::GPUModuleOp gpuModule, Attribute target, StringRef isa,
                         << target;
 }
 
+/// The object of `target` made from its precompiled ISA `attr`, as
+/// upstream's serializeToObject + createObject make it; null after an error.
+static Attribute assembleObject(gpu::GPUModuleOp gpuModule,
+                                gpu::TargetAttrInterface target, Attribute attr,
+                                const gpu::TargetOptions &options) {
+  auto object = dyn_cast<gpu::ObjectAttr>(attr);
+  if (!object || object.getFormat() != gpu::CompilationTarget::Assembly) {
+    gpuModule.emitError() << "fly-assemble-isa: '" << fly::kIsaAttrName
+                          << "' must hold #gpu.object<..., assembly> "
+                             "attributes, got "
+                          << attr;
+    return nullptr;
+  }
+  auto start = std::chrono::steady_clock::now();
+  FailureOr<SmallVector<char, 0>> binary =
+      finishIsa(gpuModule, target, object.getObject().getValue(), options);
+  if (failed(binary)) {
+    gpuModule.emitError("An error happened while serializing the module.");
+    return nullptr;
+  }
+  // NVVM's createObject copies these timings from the module, as upstream's
+  // serializeToObject leaves them there.
+  if (llvm::isa<NVVM::NVVMTargetAttr>(target)) {
+    Builder builder(gpuModule.getContext());
+    if (DictionaryAttr properties = object.getProperties())
+      if (Attribute ms = properties.get("LLVMIRToISATimeInMs"))
+        gpuModule->setAttr("LLVMIRToISATimeInMs", ms);
+    int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now() - start)
+                     .count();
+    gpuModule->setAttr("ISAToBinaryTimeInMs", builder.getI64IntegerAttr(ms));
+  }
+  Attribute created = target.createObject(gpuModule, *binary, options);
+  if (!created)
+    gpuModule.emitError("An error happened while creating the object.");
+  return created;
+}
+
 LogicalResult AssembleIsaPass::assemble(gpu::GPUModuleOp gpuModule,
                                         const gpu::TargetOptions &options) {
   auto isaObjects = gpuModule->getAttrOfType<ArrayAttr>(fly::kIsaAttrName);
@@ -77,55 +114,17 @@ LogicalResult AssembleIsaPass::assemble(gpu::GPUModuleOp gpuModule,
            << "fly-assemble-isa: '" << fly::kIsaAttrName << "' holds "
            << isaObjects.size() << " object(s) for "
            << (targets ? targets.size() : 0) << " target(s)";
-  OpBuilder builder(gpuModule.getContext());
-  SmallVector<Attribute> objects;
-  for (auto [target, attr] : llvm::zip_equal(targets, isaObjects)) {
-    auto object = dyn_cast<gpu::ObjectAttr>(attr);
-    if (!object || object.getFormat() != gpu::CompilationTarget::Assembly)
-      return gpuModule.emitError()
-             << "fly-assemble-isa: '" << fly::kIsaAttrName
-             << "' must hold #gpu.object<..., assembly> attributes, got "
-             << attr;
-    auto start = std::chrono::steady_clock::now();
-    FailureOr<SmallVector<char, 0>> binary =
-        finishIsa(gpuModule, target, object.getObject().getValue(), options);
-    if (failed(binary))
-      return gpuModule.emitError(
-          "An error happened while serializing the module.");
-    // NVVM's createObject copies these timings from the module, as upstream's
-    // serializeToObject leaves them there.
-    if (llvm::isa<NVVM::NVVMTargetAttr>(target)) {
-      if (DictionaryAttr properties = object.getProperties())
-        if (Attribute ms = properties.get("LLVMIRToISATimeInMs"))
-          gpuModule->setAttr("LLVMIRToISATimeInMs", ms);
-      int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
-      gpuModule->setAttr("ISAToBinaryTimeInMs", builder.getI64IntegerAttr(ms));
-    }
-    Attribute created = cast<gpu::TargetAttrInterface>(target).createObject(
-        gpuModule, *binary, options);
-    if (!created)
-      return gpuModule.emitError(
-          "An error happened while creating the object.");
-    objects.push_back(created);
-  }
-  builder.setInsertionPointAfter(gpuModule);
-  fly::compat::createOp<gpu::BinaryOp>(
-      builder, gpuModule.getLoc(), gpuModule.getName(),
-      gpuModule.getOffloadingHandlerAttr(), builder.getArrayAttr(objects));
-  gpuModule->erase();
-  return success();
+  return fly::replaceWithBinary(
+      gpuModule, [&](unsigned index, gpu::TargetAttrInterface target) {
+        return assembleObject(gpuModule, target, isaObjects[index], options);
+      });
 }
 
 void AssembleIsaPass::runOnOperation() {
-  auto format =
-      llvm::StringSwitch<std::optional<gpu::CompilationTarget>>(
-          compilationTarget)
-          .Cases({"binary", "bin"}, gpu::CompilationTarget::Binary)
-          .Cases({"fatbinary", "fatbin"}, gpu::CompilationTarget::Fatbin)
-          .Default(std::nullopt);
-  if (!format) {
+  std::optional<gpu::CompilationTarget> format =
+      fly::parseBinaryFormat(compilationTarget);
+  if (format != gpu::CompilationTarget::Binary &&
+      format != gpu::CompilationTarget::Fatbin) {
     getOperation()->emitError()
         << "fly-assemble-isa: format must be bin or fatbin, got '"
         << compilationTarget << "'";

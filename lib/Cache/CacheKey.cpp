@@ -1,6 +1,7 @@
 //===- CacheKey.cpp - Keys of the two-level compile cache -----------------===//
 
 #include "fly/Cache/CacheKey.h"
+#include "fly/Cache/VariantCodec.h"
 #include "fly/Support/LLVMCompat.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -108,7 +109,8 @@ CacheKey makeBinaryKey(const CacheKey &baseKey, const HintSet &hints,
   key.add("base", baseKey.digest())
       .add("hints", hints.canonical())
       .add("binary_pass", binaryPass)
-      .add("toolkit", getToolkitFingerprint(binaryPass));
+      .add("toolkit", getToolkitFingerprint(binaryPass))
+      .add("variant_codec", kVariantCodecVersion);
   return key;
 }
 

@@ -2,40 +2,53 @@
 
 #include "fly/Cache/VariantCodec.h"
 
-#include "llvm/Support/Base64.h"
-#include "llvm/Support/raw_ostream.h"
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
 
-#include <cmath>
+#include "llvm/Support/Base64.h"
+#include "llvm/Support/Threading.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
 
 namespace fly {
 
-std::string encodeVariant(const VariantResult &result) {
-  json::Array objects;
-  for (const VariantObject &object : result.objects) {
-    objects.push_back(json::Object{
-        {"gpu_module", object.gpuModule},
-        {"target", object.target},
-        {"family", object.family},
-        {"chip", object.chip},
-        {"target_index", object.targetIndex},
-        {"register_source", object.registerSource},
-        {"register_note", object.registerNote},
-        {"format", object.format},
-        {"extension", object.extension},
-        {"bytes", encodeBase64(object.bytes)},
-        {"properties", json::Object(object.properties)},
-        {"kernels", kernelsToJSON(object.kernels)},
-    });
+static std::string printAttribute(mlir::Attribute attr) {
+  std::string text;
+  raw_string_ostream(text) << attr;
+  return text;
+}
+
+std::string encodeVariant(const VariantResult &result, bool withIntermediates) {
+  json::Array binaries;
+  for (const VariantBinary &binary : result.binaries) {
+    json::Array objects;
+    for (mlir::Attribute attr : binary.objects) {
+      auto object = cast<mlir::gpu::ObjectAttr>(attr);
+      json::Object entry{
+          {"target", printAttribute(object.getTarget())},
+          {"format", mlir::gpu::stringifyCompilationTarget(object.getFormat())},
+          {"bytes", encodeBase64(object.getObject().getValue())},
+      };
+      if (mlir::DictionaryAttr properties = object.getProperties())
+        entry["properties"] = printAttribute(properties);
+      if (mlir::gpu::KernelTableAttr kernels = object.getKernels())
+        entry["kernels"] = printAttribute(kernels);
+      objects.push_back(std::move(entry));
+    }
+    json::Object entry{{"name", binary.name}, {"objects", std::move(objects)}};
+    if (binary.offloadingHandler)
+      entry["offloading_handler"] = printAttribute(binary.offloadingHandler);
+    binaries.push_back(std::move(entry));
   }
   json::Object root{
       {"binary_pass", result.binaryPass},
-      {"binary_ir", result.binaryIR},
       {"replay_ms", result.replayMs},
       {"replayed_with", result.replayedWith},
       {"object_hash", static_cast<int64_t>(result.objectHash)},
-      {"objects", std::move(objects)},
+      {"binaries", std::move(binaries)},
   };
   // Results that cross a process boundary carry failures too (the cache
   // stores successes only, so its entries never have these).
@@ -43,35 +56,120 @@ std::string encodeVariant(const VariantResult &result) {
     root["error"] = result.error;
   if (result.isaFrom)
     root["isa_from"] = *result.isaFrom;
+  if (withIntermediates && !result.intermediates.empty()) {
+    json::Array intermediates;
+    for (const TargetIntermediates &seen : result.intermediates)
+      intermediates.push_back(json::Object{{"gpu_module", seen.gpuModule},
+                                           {"target_index", seen.targetIndex},
+                                           {"llvm_ir", seen.llvmIR},
+                                           {"isa", seen.isa}});
+    root["intermediates"] = std::move(intermediates);
+  }
   std::string text;
   raw_string_ostream(text) << json::Value(std::move(root));
   return text;
 }
 
-/// llvm::json prints -0.0 as "-0", which parses back as the integer 0: a
-/// decoded entry would not encode to what it was read from (found by
-/// CacheEntryFuzzer). Stored entries never hold -0.0; decoded ones get +0.0.
-static json::Value withoutNegativeZero(json::Value value) {
-  if (json::Object *object = value.getAsObject()) {
-    for (auto &entry : *object)
-      entry.second = withoutNegativeZero(std::move(entry.second));
-  } else if (json::Array *array = value.getAsArray()) {
-    for (json::Value &element : *array)
-      element = withoutNegativeZero(std::move(element));
-  } else if (value.kind() == json::Value::Number) {
-    if (std::optional<double> number = value.getAsNumber();
-        number && *number == 0 && std::signbit(*number))
-      return 0.0;
+namespace {
+/// Parses the attributes of one payload; their errors are not the user's
+/// (a bad entry is a miss), so this thread's diagnostics are dropped.
+class AttributeReader {
+public:
+  explicit AttributeReader(mlir::MLIRContext &context)
+      : context(context),
+        quiet(&context, [thread = llvm::get_threadid()](mlir::Diagnostic &) {
+          return mlir::success(llvm::get_threadid() == thread);
+        }) {}
+
+  /// The attribute printed in `text`, if it is all one attribute of type T.
+  template <typename T> T read(std::optional<StringRef> text) {
+    if (!text)
+      return nullptr;
+    // Without numRead, parseAttribute fails unless all of `text` is read.
+    mlir::Attribute attr = mlir::parseAttribute(*text, &context);
+    return attr ? dyn_cast<T>(attr) : nullptr;
   }
-  return value;
+
+  mlir::gpu::ObjectAttr readObject(const json::Object &entry) {
+    auto target = read<mlir::Attribute>(entry.getString("target"));
+    std::optional<mlir::gpu::CompilationTarget> format =
+        mlir::gpu::symbolizeCompilationTarget(
+            entry.getString("format").value_or(""));
+    std::optional<StringRef> base64 = entry.getString("bytes");
+    std::vector<char> bytes;
+    if (!target || !format || !base64)
+      return nullptr;
+    if (Error err = decodeBase64(*base64, bytes)) {
+      consumeError(std::move(err));
+      return nullptr;
+    }
+    mlir::DictionaryAttr properties;
+    if (entry.get("properties") && !(properties = read<mlir::DictionaryAttr>(
+                                         entry.getString("properties"))))
+      return nullptr;
+    mlir::gpu::KernelTableAttr kernels;
+    if (entry.get("kernels") && !(kernels = read<mlir::gpu::KernelTableAttr>(
+                                      entry.getString("kernels"))))
+      return nullptr;
+    return mlir::gpu::ObjectAttr::getChecked(
+        [&] { return mlir::emitError(mlir::UnknownLoc::get(&context)); },
+        &context, target, *format,
+        mlir::StringAttr::get(&context, StringRef(bytes.data(), bytes.size())),
+        properties, kernels);
+  }
+
+  std::optional<VariantBinary> readBinary(const json::Value &value) {
+    const json::Object *entry = value.getAsObject();
+    if (!entry)
+      return std::nullopt;
+    std::optional<StringRef> name = entry->getString("name");
+    const json::Array *objects = entry->getArray("objects");
+    if (!name || !objects)
+      return std::nullopt;
+    VariantBinary binary;
+    binary.name = name->str();
+    if (entry->get("offloading_handler") &&
+        !(binary.offloadingHandler =
+              read<mlir::gpu::OffloadingLLVMTranslationAttrInterface>(
+                  entry->getString("offloading_handler"))))
+      return std::nullopt;
+    SmallVector<mlir::Attribute> attrs;
+    for (const json::Value &object : *objects) {
+      const json::Object *o = object.getAsObject();
+      mlir::gpu::ObjectAttr attr = o ? readObject(*o) : nullptr;
+      if (!attr)
+        return std::nullopt;
+      attrs.push_back(attr);
+    }
+    binary.objects = mlir::ArrayAttr::get(&context, attrs);
+    return binary;
+  }
+
+private:
+  mlir::MLIRContext &context;
+  mlir::ScopedDiagnosticHandler quiet;
+};
+} // namespace
+
+static std::optional<std::vector<TargetIntermediates>>
+readIntermediates(const json::Array &array) {
+  std::vector<TargetIntermediates> list;
+  for (const json::Value &value : array) {
+    const json::Object *entry = value.getAsObject();
+    if (!entry)
+      return std::nullopt;
+    TargetIntermediates &seen = list.emplace_back();
+    seen.gpuModule = entry->getString("gpu_module").value_or("").str();
+    seen.targetIndex =
+        static_cast<unsigned>(entry->getInteger("target_index").value_or(0));
+    seen.llvmIR = entry->getString("llvm_ir").value_or("").str();
+    seen.isa = entry->getString("isa").value_or("").str();
+  }
+  return list;
 }
 
-static json::Object withoutNegativeZero(const json::Object &object) {
-  return std::move(
-      *withoutNegativeZero(json::Value(json::Object(object))).getAsObject());
-}
-
-std::optional<VariantResult> decodeVariant(StringRef payload) {
+std::optional<VariantResult> decodeVariant(StringRef payload,
+                                           mlir::MLIRContext &context) {
   Expected<json::Value> root = json::parse(payload);
   if (!root) {
     consumeError(root.takeError());
@@ -82,56 +180,38 @@ std::optional<VariantResult> decodeVariant(StringRef payload) {
     return std::nullopt;
   VariantResult result;
   std::optional<StringRef> binaryPass = obj->getString("binary_pass");
-  std::optional<StringRef> binaryIR = obj->getString("binary_ir");
   std::optional<int64_t> hash = obj->getInteger("object_hash");
-  const json::Array *objects = obj->getArray("objects");
-  if (!binaryPass || !binaryIR || !hash || !objects)
+  const json::Array *binaries = obj->getArray("binaries");
+  if (!binaryPass || !hash || !binaries)
     return std::nullopt;
   result.binaryPass = binaryPass->str();
-  result.binaryIR = binaryIR->str();
-  result.objectHash = static_cast<uint64_t>(*hash);
   result.replayMs = obj->getNumber("replay_ms").value_or(0);
   result.replayedWith = obj->getInteger("replayed_with").value_or(1);
   result.error = obj->getString("error").value_or("").str();
   if (std::optional<int64_t> isaFrom = obj->getInteger("isa_from");
       isaFrom && *isaFrom >= 0 && *isaFrom <= UINT32_MAX)
     result.isaFrom = static_cast<unsigned>(*isaFrom);
-  for (const json::Value &value : *objects) {
-    const json::Object *o = value.getAsObject();
-    if (!o)
-      return std::nullopt;
-    VariantObject object;
-    std::optional<StringRef> bytes = o->getString("bytes");
-    if (!bytes)
-      return std::nullopt;
-    std::vector<char> decoded;
-    if (Error err = decodeBase64(*bytes, decoded)) {
-      consumeError(std::move(err));
-      return std::nullopt;
+  std::vector<VariantBinary> typed;
+  {
+    AttributeReader reader(context);
+    for (const json::Value &value : *binaries) {
+      std::optional<VariantBinary> binary = reader.readBinary(value);
+      if (!binary)
+        return std::nullopt;
+      typed.push_back(std::move(*binary));
     }
-    object.bytes.assign(decoded.begin(), decoded.end());
-    object.gpuModule = o->getString("gpu_module").value_or("").str();
-    object.target = o->getString("target").value_or("").str();
-    object.family = o->getString("family").value_or("").str();
-    object.chip = o->getString("chip").value_or("").str();
-    object.targetIndex =
-        static_cast<unsigned>(o->getInteger("target_index").value_or(0));
-    object.registerSource = o->getString("register_source").value_or("").str();
-    object.registerNote = o->getString("register_note").value_or("").str();
-    object.format = o->getString("format").value_or("").str();
-    object.extension = o->getString("extension").value_or("").str();
-    if (const json::Object *props = o->getObject("properties"))
-      object.properties = withoutNegativeZero(*props);
-    if (const json::Array *kernels = o->getArray("kernels"))
-      for (const json::Value &k : *kernels)
-        if (const json::Object *ko = k.getAsObject()) {
-          KernelInfo info;
-          info.name = ko->getString("name").value_or("").str();
-          if (const json::Object *md = ko->getObject("metadata"))
-            info.metadata = withoutNegativeZero(*md);
-          object.kernels.push_back(std::move(info));
-        }
-    result.objects.push_back(std::move(object));
+  }
+  // Objects, kernel tables and register data are read from the typed
+  // objects, as after a replay; the stored hash must match what they hash to.
+  setBinaries(result, std::move(typed));
+  if (result.objectHash != static_cast<uint64_t>(*hash))
+    return std::nullopt;
+  if (const json::Array *intermediates = obj->getArray("intermediates")) {
+    std::optional<std::vector<TargetIntermediates>> list =
+        readIntermediates(*intermediates);
+    if (!list)
+      return std::nullopt;
+    result.intermediates = std::move(*list);
   }
   return result;
 }

@@ -4,59 +4,30 @@
 
 #include "fly/Pipeline/StageDumper.h"
 
-#include "llvm/Bitcode/BitcodeReader.h"
-#include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/Module.h"
-
 using namespace mlir;
-using llvm::StringRef;
 
 namespace fly {
 
-void SplitCompiler::dumpVariants(ModuleOp preBinary,
-                                 const CompileResult &result) {
-  if (!dumper || !dumper->isActive())
+bool SplitCompiler::capturesIntermediates() const {
+  return dumper && dumper->isActive();
+}
+
+void SplitCompiler::dumpVariants(const CompileResult &result) {
+  if (!capturesIntermediates())
     return;
   for (const VariantResult &variant : result.variants) {
     if (!variant.succeeded())
       continue;
     dumper->write(variant.id + "_gpu-module-to-binary", variant.binaryIR);
-    // LLVM IR and ISA: the variant's binary pass once more with that format.
-    for (auto [format, extension] :
-         {std::pair<StringRef, StringRef>{"llvm", ".ll"},
-          std::pair<StringRef, StringRef>{"isa", ".s"}}) {
-      BinaryPassOptions artefactPass = result.plan.binaryPass;
-      artefactPass.compilationTarget = format.str();
-      FailureOr<ReplayPlan> plan =
-          buildReplayPlan(preBinary, artefactPass, {variant.hints}, {});
-      if (failed(plan))
-        continue;
-      ReplayOptions replay;
-      replay.maxParallel = 1;
-      FailureOr<std::vector<VariantResult>> artefact = replayPlanned(
-          preBinary, *plan, plan->all(), replay, /*nestInSource=*/false,
-          [&](OpPassManager &pipeline, ModuleOp container) {
-            return runPipeline(pipeline, container, false);
-          });
-      if (failed(artefact) || !artefact->front().succeeded())
-        continue;
-      for (const VariantObject &object : artefact->front().objects) {
-        std::string text = object.bytes;
-        if (format == "llvm") {
-          llvm::LLVMContext llvmContext;
-          auto module = llvm::parseBitcodeFile(
-              llvm::MemoryBufferRef(object.bytes, "offload"), llvmContext);
-          if (!module) {
-            llvm::consumeError(module.takeError());
-            continue;
-          }
-          text.clear();
-          llvm::raw_string_ostream os(text);
-          (*module)->print(os, nullptr);
-        }
-        dumper->write(variant.id + "." + object.gpuModule, text, extension);
-      }
-    }
+    // LLVM IR and ISA as the variant's own replay handed them over
+    // (fly-module-to-binary; Backend/ModuleToBinary.h says which formats
+    // give which).
+    for (const TargetIntermediates &seen : variant.intermediates)
+      if (!seen.llvmIR.empty())
+        dumper->write(variant.id + "." + seen.gpuModule, seen.llvmIR, ".ll");
+    for (const TargetIntermediates &seen : variant.intermediates)
+      if (!seen.isa.empty())
+        dumper->write(variant.id + "." + seen.gpuModule, seen.isa, ".s");
   }
 }
 

@@ -12,7 +12,6 @@
 #include "fly/Snapshot/Snapshot.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassRegistry.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -81,21 +80,19 @@ static LogicalResult parsePasses(StringRef passes, OpPassManager &pm,
   return success();
 }
 
-/// Replaces the targeted gpu.modules of `module` by the gpu.binary ops
-/// printed in `binaryIR`, as the pipeline's own binary pass would have.
-static LogicalResult installBinaries(ModuleOp module, StringRef binaryIR) {
-  Block parsed;
-  if (failed(parseSourceString(binaryIR, &parsed,
-                               ParserConfig(module.getContext()))))
-    return failure();
+/// Replaces the targeted gpu.modules of `module` by gpu.binary ops built
+/// from `binaries`, where and as the pipeline's own binary pass would have.
+static LogicalResult installBinaries(ModuleOp module,
+                                     ArrayRef<VariantBinary> binaries) {
+  OpBuilder builder(module.getContext());
   for (gpu::GPUModuleOp gpuModule : getTargetedGpuModules(module)) {
-    for (Operation &op : llvm::make_early_inc_range(parsed)) {
-      auto binary = dyn_cast<gpu::BinaryOp>(op);
-      if (binary && binary.getName() == gpuModule.getName()) {
-        binary->moveBefore(gpuModule);
-        break;
-      }
-    }
+    auto binary = llvm::find_if(binaries, [&](const VariantBinary &b) {
+      return b.name == gpuModule.getName();
+    });
+    if (binary == binaries.end())
+      return gpuModule.emitError("the replay made no gpu.binary for it");
+    builder.setInsertionPointAfter(gpuModule);
+    createBinaryOp(builder, gpuModule.getLoc(), *binary);
     gpuModule.erase();
   }
   return success();
@@ -105,7 +102,7 @@ void SplitCompiler::buildMainModule(ModuleOp preBinary, CompileResult &result) {
   if (!result.variants.front().succeeded())
     return;
   OwningOpRef<ModuleOp> main = cast<ModuleOp>(preBinary->clone());
-  if (failed(installBinaries(*main, result.variants.front().binaryIR)))
+  if (failed(installBinaries(*main, result.variants.front().binaries)))
     return;
   if (!result.suffix.empty()) {
     OpPassManager suffix("builtin.module");
@@ -164,7 +161,7 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
   result.plan = std::move(*plan);
   result.replayMs = msSince(replayStart);
 
-  dumpVariants(*preBinary, result);
+  dumpVariants(result);
   writeReproducers(*preBinary, result);
   buildMainModule(*preBinary, result);
 

@@ -24,6 +24,7 @@ FailureOr<ReplayPlan> SplitCompiler::planVariants(ModuleOp preBinary,
                                                   std::vector<CacheKey> &keys) {
   ReplayPlanOptions planOptions;
   planOptions.reuseIsa = options.reuseIsa;
+  planOptions.captureIntermediates = capturesIntermediates();
   FailureOr<BinaryPassOptions> options =
       parseBinaryPass(binaryPass, preBinary.getLoc());
   if (failed(options))
@@ -50,14 +51,16 @@ LogicalResult SplitCompiler::runVariants(ModuleOp preBinary,
     say(llvm::formatv("variant {0}/{1} {2}: {3}", e + 1, n, plan.entries[e].id,
                       what));
   };
-  // Fills entry `e` from the cache; false on a miss.
+  // Fills entry `e` from the cache; false on a miss. Dumps want every
+  // variant's own LLVM IR and ISA: nothing is taken from the cache then
+  // (entries are still written).
   auto takeCached = [&](unsigned e) {
-    if (!cache.enabled())
+    if (!cache.enabled() || plan.captureIntermediates)
       return false;
     std::optional<std::string> payload = cache.lookup("binary", keys[e]);
     if (!payload)
       return false;
-    std::optional<VariantResult> cached = decodeVariant(*payload);
+    std::optional<VariantResult> cached = decodeVariant(*payload, context);
     if (!cached || !cached->succeeded()) {
       result.warnings.push_back("discarding unreadable cached variant " +
                                 plan.entries[e].id);
@@ -113,7 +116,9 @@ LogicalResult SplitCompiler::runVariants(ModuleOp preBinary,
   std::vector<std::unique_ptr<CacheKeyLock>> locks(n);
   std::vector<unsigned> mine, others;
   for (unsigned e : misses) {
-    locks[e] = cache.lock("binary", keys[e]);
+    // A capturing compile compiles anyway: it waits for nobody.
+    locks[e] = plan.captureIntermediates ? std::make_unique<CacheKeyLock>()
+                                         : cache.lock("binary", keys[e]);
     (locks[e]->getState() == CacheKeyLock::State::OwnedByOther ? others : mine)
         .push_back(e);
   }

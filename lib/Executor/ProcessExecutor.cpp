@@ -187,7 +187,8 @@ ProcessExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
     positionOf.try_emplace(e, k);
   auto collect = [&](const Child &child, std::vector<unsigned> &missing) {
     for (unsigned e : child.entries) {
-      std::optional<VariantResult> result = readReplayResult(dir, e);
+      std::optional<VariantResult> result =
+          readReplayResult(dir, e, *work.preBinary.getContext());
       if (result)
         found[positionOf.lookup(e)] = std::move(result);
       else

@@ -81,9 +81,8 @@ static double measureVariant(StringRef tool, StringRef dir, unsigned entry,
   double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  std::optional<VariantResult> result = readReplayResult(dir, entry);
-  double seconds =
-      result && result->replayMs > 0 ? result->replayMs / 1e3 : wall;
+  std::optional<double> ms = readReplayMs(dir, entry);
+  double seconds = ms && *ms > 0 ? *ms / 1e3 : wall;
   if (progress)
     progress(formatv("slurm: one variant takes {0:f2} s here ({1:f2} s with "
                      "the process start)",
@@ -206,7 +205,8 @@ SlurmExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
   // A failure recorded by an earlier run is tried again; a success stays.
   std::vector<unsigned> pending;
   for (unsigned e : entries) {
-    std::optional<VariantResult> earlier = readReplayResult(dir, e);
+    std::optional<VariantResult> earlier =
+        readReplayResult(dir, e, *work.preBinary.getContext());
     if (earlier && earlier->succeeded())
       continue;
     if (earlier)
@@ -239,7 +239,8 @@ SlurmExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
   std::vector<VariantResult> results;
   for (unsigned e : entries) {
     const PlanEntry &entry = work.plan.entries[e];
-    std::optional<VariantResult> result = readReplayResult(dir, e);
+    std::optional<VariantResult> result =
+        readReplayResult(dir, e, *work.preBinary.getContext());
     VariantResult &out = results.emplace_back();
     if (result) {
       out = std::move(*result);

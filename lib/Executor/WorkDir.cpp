@@ -100,17 +100,41 @@ static std::string resultPath(StringRef dir, unsigned entry) {
 
 Error writeReplayResult(StringRef dir, unsigned entry,
                         const VariantResult &result) {
-  return writeFileAtomically(resultPath(dir, entry), encodeVariant(result));
+  return writeFileAtomically(resultPath(dir, entry),
+                             encodeVariant(result, /*withIntermediates=*/true));
 }
 
-std::optional<VariantResult> readReplayResult(StringRef dir, unsigned entry) {
+/// The text of results/<entry>.json, if it is there and a regular file.
+static std::unique_ptr<MemoryBuffer> readResultFile(StringRef dir,
+                                                    unsigned entry) {
   Expected<std::unique_ptr<MemoryBuffer>> text =
       readRegularFile(resultPath(dir, entry), kMaxFileBytes);
   if (!text) {
     consumeError(text.takeError());
+    return nullptr;
+  }
+  return std::move(*text);
+}
+
+std::optional<VariantResult> readReplayResult(StringRef dir, unsigned entry,
+                                              MLIRContext &context) {
+  std::unique_ptr<MemoryBuffer> text = readResultFile(dir, entry);
+  if (!text)
+    return std::nullopt;
+  return decodeVariant(text->getBuffer(), context);
+}
+
+std::optional<double> readReplayMs(StringRef dir, unsigned entry) {
+  std::unique_ptr<MemoryBuffer> text = readResultFile(dir, entry);
+  if (!text)
+    return std::nullopt;
+  Expected<json::Value> root = json::parse(text->getBuffer());
+  if (!root) {
+    consumeError(root.takeError());
     return std::nullopt;
   }
-  return decodeVariant((*text)->getBuffer());
+  const json::Object *object = root->getAsObject();
+  return object ? object->getNumber("replay_ms") : std::nullopt;
 }
 
 LogicalResult replayWorkDirEntries(StringRef dir, StringRef entryList,

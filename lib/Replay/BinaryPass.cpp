@@ -6,8 +6,6 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassOptions.h"
 
-#include "llvm/ADT/StringSwitch.h"
-
 using namespace mlir;
 using namespace llvm;
 
@@ -25,15 +23,6 @@ struct BinaryPassTextOptions
   Option<std::string> elfSection{*this, "section", cl::init("")};
 };
 } // namespace
-
-std::optional<gpu::CompilationTarget> parseBinaryFormat(StringRef format) {
-  return llvm::StringSwitch<std::optional<gpu::CompilationTarget>>(format)
-      .Cases({"offloading", "llvm"}, gpu::CompilationTarget::Offload)
-      .Cases({"assembly", "isa"}, gpu::CompilationTarget::Assembly)
-      .Cases({"binary", "bin"}, gpu::CompilationTarget::Binary)
-      .Cases({"fatbinary", "fatbin"}, gpu::CompilationTarget::Fatbin)
-      .Default(std::nullopt);
-}
 
 bool linksObjects(const BinaryPassOptions &options) {
   std::optional<gpu::CompilationTarget> format =

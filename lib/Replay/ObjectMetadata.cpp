@@ -14,7 +14,6 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/xxhash.h"
 
 using namespace mlir;
 using namespace llvm::json;
@@ -158,16 +157,16 @@ void readObjectKernelInfo(VariantObject &object) {
   }
 }
 
-std::vector<VariantObject> collectObjects(ModuleOp variant) {
+std::vector<VariantObject> collectObjects(ArrayRef<VariantBinary> binaries) {
   std::vector<VariantObject> objects;
-  for (auto binary : variant.getOps<gpu::BinaryOp>()) {
-    for (auto [index, attr] : llvm::enumerate(binary.getObjects())) {
+  for (const VariantBinary &binary : binaries) {
+    for (auto [index, attr] : llvm::enumerate(binary.objects)) {
       auto object = dyn_cast<gpu::ObjectAttr>(attr);
       if (!object)
         continue;
       VariantObject &out = objects.emplace_back();
       TargetFamily family = getTargetFamily(object.getTarget());
-      out.gpuModule = binary.getName().str();
+      out.gpuModule = binary.name;
       raw_string_ostream(out.target) << object.getTarget();
       out.family = stringifyTargetFamily(family).str();
       out.chip = getTargetChip(object.getTarget()).str();
@@ -209,19 +208,6 @@ llvm::json::Array kernelsToJSON(const std::vector<KernelInfo> &kernels) {
         llvm::json::Object{{"name", kernel.name},
                            {"metadata", llvm::json::Object(kernel.metadata)}});
   return array;
-}
-
-void recordBinaries(VariantResult &result, ModuleOp module) {
-  result.objects = collectObjects(module);
-  result.binaryIR.clear();
-  raw_string_ostream os(result.binaryIR);
-  for (auto binary : module.getOps<gpu::BinaryOp>())
-    binary->print(os), os << '\n';
-  uint64_t hash = 0;
-  for (const VariantObject &object : result.objects)
-    hash = llvm::xxh3_64bits(object.gpuModule + '\0' + object.bytes) ^
-           (hash * 0x9E3779B97F4A7C15ull);
-  result.objectHash = hash;
 }
 
 std::vector<KernelInfo> readCubinKernelInfo(StringRef cubin) {

@@ -36,22 +36,37 @@ std::string getVariantId(unsigned index, const HintSet &hints) {
   return "v" + std::to_string(index) + "_" + hints.label();
 }
 
-OpPassManager buildReplayPipeline(const BinaryPassOptions &options,
-                                  StringRef extraOpts) {
+OpPassManager
+buildReplayPipeline(const BinaryPassOptions &options, StringRef extraOpts,
+                    std::shared_ptr<IntermediateCapture> capture) {
   OpPassManager container("builtin.module");
+  BinaryPassOptions pass = withExtraOpts(options, extraOpts);
+  if (!capture) {
+    container.nest("builtin.module").addPass(createGpuModuleToBinaryPass(pass));
+    return container;
+  }
+  FlyModuleToBinaryOptions capturing;
+  capturing.toolkitPath = pass.toolkitPath;
+  capturing.linkFiles = pass.linkFiles;
+  capturing.cmdOptions = pass.cmdOptions;
+  capturing.compilationTarget = pass.compilationTarget;
+  capturing.elfSection = pass.elfSection;
   container.nest("builtin.module")
-      .addPass(createGpuModuleToBinaryPass(withExtraOpts(options, extraOpts)));
+      .addPass(createFlyModuleToBinary(capturing, std::move(capture)));
   return container;
 }
 
 namespace {
 /// One compile step over variant modules: the pipeline, what to do to a
-/// hinted variant before it runs (null: nothing), and where its outcome goes.
+/// hinted variant before it runs (null: nothing), and where its outcome goes
+/// (with what the pipeline's fly-module-to-binary handed to `capture` for
+/// it; null: no capture).
 struct ReplayStage {
   OpPassManager *pipeline = nullptr;
+  IntermediateCapture *capture = nullptr;
   std::function<LogicalResult(unsigned index, ModuleOp variant)> prepare;
   std::function<void(unsigned index, ModuleOp variant, double ms,
-                     unsigned batch)>
+                     unsigned batch, std::vector<TargetIntermediates> seen)>
       done;
   std::function<void(unsigned index, const std::string &error)> fail;
 };
@@ -82,15 +97,20 @@ public:
   unsigned labelOf(unsigned index) const { return results[index].index; }
 
   /// The stage that records each variant's gpu.binary ops in its result.
-  ReplayStage recordingStage(OpPassManager &pipeline) {
+  ReplayStage recordingStage(OpPassManager &pipeline,
+                             IntermediateCapture *capture = nullptr) {
     ReplayStage stage;
     stage.pipeline = &pipeline;
-    stage.done = [this](unsigned index, ModuleOp variant, double ms,
-                        unsigned batch) {
+    stage.capture = capture;
+    stage.done = [this, capture](unsigned index, ModuleOp variant, double ms,
+                                 unsigned batch,
+                                 std::vector<TargetIntermediates> seen) {
       VariantResult &result = results[index];
       result.replayMs += ms;
       result.replayedWith = batch;
       recordBinaries(result, variant);
+      if (capture)
+        result.intermediates = std::move(seen);
     };
     stage.fail = [this](unsigned index, const std::string &error) {
       results[index].error = error;
@@ -280,8 +300,13 @@ void BatchCompiler::compile(ArrayRef<unsigned> indices,
   // because the pass manager stops scheduling after a failure.
   SmallVector<unsigned> unfinished;
   for (auto [index, variant] : variants) {
+    // Taken from the capture either way: a variant compiled again starts
+    // afresh.
+    std::vector<TargetIntermediates> seen;
+    if (stage.capture)
+      seen = stage.capture->take(variant);
     if (succeeded(status) || variant.getOps<gpu::GPUModuleOp>().empty())
-      stage.done(index, variant, ms, variants.size());
+      stage.done(index, variant, ms, variants.size(), std::move(seen));
     else
       unfinished.push_back(index);
   }
@@ -364,8 +389,10 @@ findDuplicateVariants(ModuleOp source, ArrayRef<HintSet> hintSets) {
 
 void copyVariantOutcome(VariantResult &copy, const VariantResult &from) {
   copy.binaryPass = from.binaryPass;
-  copy.objects = from.objects;
+  copy.binaries = from.binaries;
   copy.binaryIR = from.binaryIR;
+  copy.objects = from.objects;
+  copy.intermediates = from.intermediates;
   copy.objectHash = from.objectHash;
   copy.error = from.error;
   copy.replayMs = 0;
@@ -384,7 +411,8 @@ static LogicalResult compileSharedIsa(BatchCompiler &compiler,
                                       ArrayRef<gpu::GPUModuleOp> gpuModules,
                                       const BinaryPassOptions &binaryPass,
                                       StringRef extraOpts, size_t batchSize,
-                                      SharedIsaTable &table) {
+                                      SharedIsaTable &table,
+                                      bool captureIntermediates) {
   SmallVector<unsigned> producers;
   llvm::DenseMap<unsigned, unsigned> groupOf;
   for (auto [index, group] : llvm::zip_equal(indices, groups)) {
@@ -399,23 +427,29 @@ static LogicalResult compileSharedIsa(BatchCompiler &compiler,
     return success();
   BinaryPassOptions isaPass = binaryPass;
   isaPass.compilationTarget = "isa";
-  OpPassManager pipeline = buildReplayPipeline(isaPass, extraOpts);
+  std::shared_ptr<IntermediateCapture> capture;
+  if (captureIntermediates)
+    capture = std::make_shared<IntermediateCapture>();
+  OpPassManager pipeline = buildReplayPipeline(isaPass, extraOpts, capture);
   llvm::StringMap<size_t> kernelCounts;
   for (gpu::GPUModuleOp gpuModule : gpuModules)
     kernelCounts[gpuModule.getName()] = getKernels(gpuModule).size();
 
   ReplayStage stage;
   stage.pipeline = &pipeline;
+  stage.capture = capture.get();
   stage.prepare = [](unsigned, ModuleOp variant) {
     variant.setSymName(("isa_" + *variant.getSymName()).str());
     for (auto gpuModule : variant.getOps<gpu::GPUModuleOp>())
       normalizeForSharedIsa(gpuModule);
     return success();
   };
-  stage.done = [&](unsigned index, ModuleOp variant, double ms, unsigned) {
+  stage.done = [&](unsigned index, ModuleOp variant, double ms, unsigned,
+                   std::vector<TargetIntermediates> seen) {
     SharedIsa isa;
     isa.producer = compiler.labelOf(index);
     isa.ms = ms;
+    isa.intermediates = std::move(seen);
     for (auto binary : variant.getOps<gpu::BinaryOp>()) {
       isa.objects[binary.getName()] = binary.getObjectsAttr();
       isa.shareable &= hasSentinelsOnce(binary.getObjectsAttr(),
@@ -505,8 +539,12 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
       options.sharedIsa ? options.sharedIsa
                         : std::make_shared<SharedIsaTable>();
   for (auto &[extraOpts, indices] : groups) {
-    OpPassManager pipeline = buildReplayPipeline(plan.binaryPass, extraOpts);
-    ReplayStage plain = compiler.recordingStage(pipeline);
+    std::shared_ptr<IntermediateCapture> capture;
+    if (plan.captureIntermediates)
+      capture = std::make_shared<IntermediateCapture>();
+    OpPassManager pipeline =
+        buildReplayPipeline(plan.binaryPass, extraOpts, capture);
+    ReplayStage plain = compiler.recordingStage(pipeline, capture.get());
     if (!plan.reuseIsa) {
       if (!sharedIsaOnly)
         compiler.compileInBatches(indices, batchSize, plain);
@@ -519,7 +557,8 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
     for (unsigned k : indices)
       isaGroups.push_back(plan.entries[entries[k]].isaGroup);
     if (failed(compileSharedIsa(compiler, indices, isaGroups, gpuModules,
-                                plan.binaryPass, extraOpts, batchSize, *table)))
+                                plan.binaryPass, extraOpts, batchSize, *table,
+                                plan.captureIntermediates)))
       return failure();
     if (sharedIsaOnly)
       continue;
@@ -541,6 +580,8 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
         continue;
       }
       results[k].replayMs = isa->ms;
+      // The plan lets a capturing entry share only its own ISA compile.
+      results[k].intermediates = isa->intermediates;
       isaOf[k] = std::move(*isa);
       assembled.push_back(k);
     }

@@ -81,6 +81,7 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
 
   ReplayPlan plan;
   plan.binaryPass = binaryPass;
+  plan.captureIntermediates = options.captureIntermediates;
   plan.reuseIsa = options.reuseIsa && linksObjects(binaryPass);
   SmallVector<std::optional<unsigned>> sameAs =
       findDuplicateVariants(preBinary, compiled);
@@ -110,8 +111,16 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
     if (sameAs[i]) {
       entry.sameAs = *sameAs[i];
     } else if (plan.reuseIsa) {
-      if (std::optional<SharedIsaKey> key =
-              getSharedIsaKey(gpuModules, compiled[i], entry.extraOpts)) {
+      std::optional<SharedIsaKey> key =
+          getSharedIsaKey(gpuModules, compiled[i], entry.extraOpts);
+      // A capturing replay keeps the LLVM IR and ISA of the shared compile:
+      // only where that compile is the variant's own (normalising changes
+      // nothing: ROCDL) may it share; NVVM's has sentinel maxnreg.
+      if (key && options.captureIntermediates &&
+          key->second != fingerprintHinted(gpuModules, compiled[i],
+                                           /*normalizeForIsa=*/false))
+        key.reset();
+      if (key) {
         auto group = llvm::find_if(
             isaGroups, [&](const auto &g) { return g.first == *key; });
         if (group == isaGroups.end())
@@ -169,6 +178,7 @@ json::Value toJSON(const ReplayPlan &plan) {
   return json::Object{{"format", "fly-replay-plan-1"},
                       {"binary_pass", fly::toJSON(plan.binaryPass)},
                       {"reuse_isa", plan.reuseIsa},
+                      {"capture_intermediates", plan.captureIntermediates},
                       {"entries", plan.entries}};
 }
 
@@ -190,6 +200,7 @@ bool fromJSON(const json::Value &value, ReplayPlan &plan, json::Path path) {
   }
   if (!fromJSON(*binaryPass, plan.binaryPass, path.field("binary_pass")) ||
       !mapper.map("reuse_isa", plan.reuseIsa) ||
+      !mapper.mapOptional("capture_intermediates", plan.captureIntermediates) ||
       !mapper.map("entries", plan.entries))
     return false;
   // References must point backwards: a plan names no entry it lacks.

@@ -50,6 +50,8 @@ std::string getToolkitFingerprint(llvm::StringRef binaryPass);
 
 CacheKey makeBaseKey(llvm::StringRef source, llvm::StringRef prefixPipeline,
                      llvm::StringRef chip);
+/// The level-2 key: base key, hints, binary pass, toolkit and the layout of
+/// the payload stored under it (kVariantCodecVersion).
 CacheKey makeBinaryKey(const CacheKey &baseKey, const HintSet &hints,
                        llvm::StringRef binaryPass);
 

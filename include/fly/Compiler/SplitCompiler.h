@@ -132,8 +132,12 @@ private:
                                   const ReplayPlan &plan,
                                   llvm::ArrayRef<CacheKey> keys,
                                   CompileResult &result);
+  /// Whether variants keep their LLVM IR and ISA for the dumps: FLY_DUMP_IR
+  /// on for this compile. Their replays then run fly-module-to-binary, each
+  /// variant compiled whole (no reuse-isa, no cached variant), once.
+  bool capturesIntermediates() const;
   /// Per variant: final stage, LLVM IR and ISA (Dumps.cpp).
-  void dumpVariants(mlir::ModuleOp preBinary, const CompileResult &result);
+  void dumpVariants(const CompileResult &result);
   /// Per failing variant: what reproduces it with fly-opt (Reproducers.cpp).
   void writeReproducers(mlir::ModuleOp preBinary, CompileResult &result);
   /// The first variant's binaries in place of the gpu.modules, then the host

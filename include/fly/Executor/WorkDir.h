@@ -4,8 +4,10 @@
 // fly-tune processes, Slurm array tasks), on a file system both see:
 //   <dir>/snapshot.mlirbc      the pre-binary module, MLIR bytecode
 //   <dir>/plan.json            the ReplayPlan
-//   <dir>/results/<entry>.json one per replayed entry (objects or error),
-//                              written atomically by the child
+//   <dir>/results/<entry>.json one per replayed entry (objects or error,
+//                              and with a capturing plan the intermediates;
+//                              VariantCodec.h), written atomically by the
+//                              child
 // `fly-tune --run-plan=<dir> --entries=0-7,12` replays entries into it.
 //
 //===----------------------------------------------------------------------===//
@@ -41,9 +43,14 @@ llvm::Expected<LoadedWorkDir> readReplayWorkDir(llvm::StringRef dir,
 /// results/<entry>.json, written to a temporary and renamed.
 llvm::Error writeReplayResult(llvm::StringRef dir, unsigned entry,
                               const VariantResult &result);
-/// The result of `entry` if its file exists and is well formed.
+/// The result of `entry` if its file exists and is well formed; its
+/// attributes in `context`.
 std::optional<VariantResult> readReplayResult(llvm::StringRef dir,
-                                              unsigned entry);
+                                              unsigned entry,
+                                              mlir::MLIRContext &context);
+/// Only the replay time recorded in the result of `entry` (no context
+/// needed: Slurm's one-variant measurement).
+std::optional<double> readReplayMs(llvm::StringRef dir, unsigned entry);
 
 /// The child's side (`fly-tune --run-plan`): replays `entries` of the plan in
 /// `dir` and writes each result as soon as it is known, so a crash loses

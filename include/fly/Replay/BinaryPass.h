@@ -10,6 +10,8 @@
 #ifndef FLY_REPLAY_BINARYPASS_H
 #define FLY_REPLAY_BINARYPASS_H
 
+#include "fly/Backend/ModuleToBinary.h" // parseBinaryFormat
+
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/IR/Location.h"
@@ -38,11 +40,6 @@ std::string printBinaryPass(const BinaryPassOptions &options);
 /// `options` with `extraOpts` appended to its `opts`.
 BinaryPassOptions withExtraOpts(BinaryPassOptions options,
                                 llvm::StringRef extraOpts);
-
-/// The format option as gpu-module-to-binary reads it (ModuleToBinary.cpp:
-/// offloading|llvm, assembly|isa, binary|bin, fatbinary|fatbin).
-std::optional<mlir::gpu::CompilationTarget>
-parseBinaryFormat(llvm::StringRef format);
 
 /// Whether the pass makes linked objects (bin, fatbin) rather than LLVM IR
 /// or ISA.

@@ -36,9 +36,11 @@ using PipelineRunner = llvm::function_ref<mlir::LogicalResult(
 
 /// The replay pipeline: the binary pass built from `options` with
 /// `extraOpts` appended to its `opts`, nested one level (container ->
-/// variant).
-mlir::OpPassManager buildReplayPipeline(const BinaryPassOptions &options,
-                                        llvm::StringRef extraOpts);
+/// variant). With `capture`, the pass is fly-module-to-binary handing each
+/// target's LLVM IR and ISA to it.
+mlir::OpPassManager
+buildReplayPipeline(const BinaryPassOptions &options, llvm::StringRef extraOpts,
+                    std::shared_ptr<IntermediateCapture> capture = nullptr);
 
 /// How a planned replay runs (what it compiles is the plan's).
 struct ReplayOptions {

@@ -56,6 +56,10 @@ struct ReplayPlan {
   BinaryPassOptions binaryPass;
   /// Compile shared ISA once per isaGroup, then assemble per variant.
   bool reuseIsa = false;
+  /// Replay with fly-module-to-binary, keeping each target's LLVM IR and ISA
+  /// in VariantResult::intermediates (FLY_DUMP_IR). Entries then share an
+  /// ISA compile only where it is their own (isaGroup).
+  bool captureIntermediates = false;
   std::vector<PlanEntry> entries;
 
   /// The entries that compile (no sameAs) among `indices`, in order.
@@ -66,6 +70,8 @@ struct ReplayPlan {
 
 struct ReplayPlanOptions {
   bool reuseIsa = false;
+  /// ReplayPlan::captureIntermediates.
+  bool captureIntermediates = false;
   /// Labels of the hint sets (VariantResult::index); empty = 0, 1, 2, ...
   std::vector<unsigned> labels;
 };

@@ -17,6 +17,7 @@
 #ifndef FLY_REPLAY_SHAREDISA_H
 #define FLY_REPLAY_SHAREDISA_H
 
+#include "fly/Backend/IntermediateCapture.h"
 #include "fly/Hints/HintSet.h"
 #include "fly/Support/AttrNames.h"
 
@@ -69,6 +70,8 @@ struct SharedIsa {
   bool shareable = true;
   /// gpu.module name -> its ISA objects.
   llvm::StringMap<mlir::ArrayAttr> objects;
+  /// With a capturing plan: the LLVM IR and ISA of the compile.
+  std::vector<TargetIntermediates> intermediates;
   /// Wall time of the compile batch it was part of.
   double ms = 0;
 };

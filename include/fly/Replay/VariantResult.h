@@ -3,7 +3,10 @@
 #ifndef FLY_REPLAY_VARIANTRESULT_H
 #define FLY_REPLAY_VARIANTRESULT_H
 
+#include "fly/Backend/IntermediateCapture.h"
 #include "fly/Hints/HintSet.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -13,6 +16,10 @@
 
 namespace mlir {
 class ModuleOp;
+class OpBuilder;
+namespace gpu {
+class BinaryOp;
+} // namespace gpu
 } // namespace mlir
 
 namespace fly {
@@ -26,7 +33,23 @@ struct KernelInfo {
   llvm::json::Object metadata;
 };
 
-/// One #gpu.object of one gpu.binary.
+/// One gpu.binary a replay made of a gpu.module, typed: what the main module
+/// is built from (gpu::BinaryOp builders) and cache entries and results
+/// files store. The attributes belong to the MLIRContext the variant was
+/// compiled or decoded in, and are valid only while it lives.
+struct VariantBinary {
+  std::string name;
+  /// The gpu.binary's offloading handler; null for none (the default).
+  mlir::Attribute offloadingHandler;
+  /// Its #gpu.object attributes, one per target of the gpu.module, in order.
+  mlir::ArrayAttr objects;
+  /// Where the replay's op was (printBinaries, as the op printed itself);
+  /// null after decoding: locations are not stored.
+  mlir::LocationAttr loc;
+};
+
+/// One #gpu.object of one gpu.binary, as manifests, tables and the C API
+/// read it (derived from VariantResult::binaries).
 struct VariantObject {
   std::string gpuModule;
   std::string target; // Printed target attribute.
@@ -59,9 +82,17 @@ struct VariantResult {
   HintSet hints;
   /// The binary pass exactly as it ran, options included.
   std::string binaryPass;
-  std::vector<VariantObject> objects;
-  /// The gpu.binary ops the replay produced, printed.
+  /// The gpu.binary ops the replay produced, typed.
+  std::vector<VariantBinary> binaries;
+  /// The same ops printed (the `.mlir` file), rendered by setBinaries: plain
+  /// text, usable after the context is gone (fly-opt's MlirOptMain, C API
+  /// results). Nothing parses it.
   std::string binaryIR;
+  /// Their objects, one per (gpu.binary, target), in that order.
+  std::vector<VariantObject> objects;
+  /// With ReplayPlan::captureIntermediates: each target's LLVM IR and ISA
+  /// as its replay saw them (FLY_DUMP_IR's `.ll` and `.s`), in object order.
+  std::vector<TargetIntermediates> intermediates;
   /// Wall time of the compile this variant was part of, and how many variants
   /// shared it (compiled in parallel); exact per variant when 1.
   double replayMs = 0;
@@ -79,11 +110,30 @@ struct VariantResult {
   bool succeeded() const { return error.empty(); }
 };
 
-/// Reads the objects and kernel metadata of the gpu.binary ops in `variant`.
-std::vector<VariantObject> collectObjects(mlir::ModuleOp variant);
+/// The gpu.binary ops directly in `module`, typed.
+std::vector<VariantBinary> readBinaries(mlir::ModuleOp module);
 
-/// Fills `result`'s objects, printed gpu.binary ops and object hash from the
-/// gpu.binary ops in `module`.
+/// The gpu.binary op `binary` describes, created at `builder`'s insertion
+/// point as gpu-module-to-binary creates it.
+mlir::gpu::BinaryOp createBinaryOp(mlir::OpBuilder &builder, mlir::Location loc,
+                                   const VariantBinary &binary);
+
+/// The gpu.binary ops, printed one a line as they print inside a module:
+/// the variant's `.mlir` file.
+std::string printBinaries(llvm::ArrayRef<VariantBinary> binaries);
+
+/// Reads the objects and kernel metadata of `binaries`.
+std::vector<VariantObject>
+collectObjects(llvm::ArrayRef<VariantBinary> binaries);
+
+/// Hash over the objects' gpu.modules and bytes (VariantResult::objectHash).
+uint64_t hashObjects(llvm::ArrayRef<VariantObject> objects);
+
+/// Sets `result`'s binaries, their printed form, and the objects and object
+/// hash read from them.
+void setBinaries(VariantResult &result, std::vector<VariantBinary> binaries);
+
+/// setBinaries with the gpu.binary ops in `module`.
 void recordBinaries(VariantResult &result, mlir::ModuleOp module);
 
 /// [{"name": ..., "metadata": {...}}, ...] for manifests and cache entries.

@@ -118,4 +118,36 @@ def FlyAssembleIsa : Pass<"fly-assemble-isa", ""> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def FlyModuleToBinary : Pass<"fly-module-to-binary", ""> {
+  let summary = "gpu-module-to-binary that hands each target's LLVM IR and "
+                "ISA to its caller";
+  let description = [{
+    Upstream's `gpu-module-to-binary` (same options, same serialization, same
+    objects, each gpu.module replaced by a `gpu.binary` in its place) built by
+    fly-snapshot's replays under `FLY_DUMP_IR` with a C++ capture: each
+    target's optimised LLVM IR (`gpu::TargetOptions`'s
+    `optimizedLlvmIRCallback`) and ISA (`isaCallback`) are kept for the
+    variant's `.ll` and `.s` dumps, so nothing compiles twice to get them.
+    On `#rocdl.target`, whose serializer forwards no callbacks in LLVM 22, it
+    serializes with a copy of upstream's ROCDL serializer that does. Run by
+    name, it has no capture and is `gpu-module-to-binary`.
+  }];
+  let options = [
+    Option<"toolkitPath", "toolkit", "std::string", [{""}],
+           "Toolkit path, as for gpu-module-to-binary">,
+    ListOption<"linkFiles", "l", "std::string",
+               "Extra files to link to, as for gpu-module-to-binary">,
+    Option<"cmdOptions", "opts", "std::string", [{""}],
+           "Command line options to pass to the tools, as for "
+           "gpu-module-to-binary">,
+    Option<"compilationTarget", "format", "std::string", [{"fatbin"}],
+           "The target representation of the compilation process, as for "
+           "gpu-module-to-binary">,
+    Option<"elfSection", "section", "std::string", [{""}],
+           "ELF section where binary is to be located, as for "
+           "gpu-module-to-binary">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // FLY_TRANSFORMS_PASSES

@@ -1,0 +1,243 @@
+//===- ModuleToBinary.cpp - The fly-module-to-binary pass -----------------===//
+//
+// Mirrors upstream's GpuModuleToBinaryPass deliberately: runOnOperation and
+// moduleSerializer of mlir/lib/Dialect/GPU/Transforms/ModuleToBinary.cpp
+// (LLVM 22), with the same TargetOptions construction plus the two
+// callbacks, built once per target so that what they receive is attributed
+// to its target. The ROCDL serializer is AMDGPUSerializer of
+// mlir/lib/Target/LLVM/ROCDL/Target.cpp (LLVM 22) forwarding the callbacks.
+// The objects are byte-identical to upstream's
+// (test/Tools/fly-tune-dump-ir*.test compare them with `cmp`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fly/Backend/ModuleToBinary.h"
+#include "fly/Support/LLVMCompat.h"
+
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Target/LLVM/ROCDL/Utils.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace fly {
+#define GEN_PASS_DEF_FLYMODULETOBINARY
+#include "fly/Transforms/Passes.h.inc"
+} // namespace fly
+
+using namespace mlir;
+using llvm::SmallVector;
+using llvm::StringRef;
+
+namespace fly {
+
+std::optional<gpu::CompilationTarget> parseBinaryFormat(StringRef format) {
+  return llvm::StringSwitch<std::optional<gpu::CompilationTarget>>(format)
+      .Cases({"offloading", "llvm"}, gpu::CompilationTarget::Offload)
+      .Cases({"assembly", "isa"}, gpu::CompilationTarget::Assembly)
+      .Cases({"binary", "bin"}, gpu::CompilationTarget::Binary)
+      .Cases({"fatbinary", "fatbin"}, gpu::CompilationTarget::Fatbin)
+      .Default(std::nullopt);
+}
+
+void IntermediateCapture::add(Operation *root, StringRef gpuModule,
+                              unsigned targetIndex, Kind kind, StringRef text) {
+  std::lock_guard<std::mutex> lock(mutex);
+  std::vector<TargetIntermediates> &list = captured[root];
+  auto it = llvm::find_if(list, [&](const TargetIntermediates &entry) {
+    return entry.gpuModule == gpuModule && entry.targetIndex == targetIndex;
+  });
+  if (it == list.end()) {
+    it = list.insert(list.end(), TargetIntermediates());
+    it->gpuModule = gpuModule.str();
+    it->targetIndex = targetIndex;
+  }
+  (kind == Kind::LlvmIR ? it->llvmIR : it->isa) = text.str();
+}
+
+std::vector<TargetIntermediates> IntermediateCapture::take(Operation *root) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = captured.find(root);
+  if (it == captured.end())
+    return {};
+  std::vector<TargetIntermediates> list = std::move(it->second);
+  captured.erase(it);
+  return list;
+}
+
+LogicalResult replaceWithBinary(
+    gpu::GPUModuleOp gpuModule,
+    llvm::function_ref<Attribute(unsigned, gpu::TargetAttrInterface)>
+        makeObject) {
+  // Fail if there are no target attributes (upstream's words).
+  if (!gpuModule.getTargetsAttr())
+    return gpuModule.emitError("the module has no target attributes");
+  SmallVector<Attribute> objects;
+  for (auto [index, attr] : llvm::enumerate(gpuModule.getTargetsAttr())) {
+    auto target = dyn_cast<gpu::TargetAttrInterface>(attr);
+    if (!target)
+      return gpuModule.emitError()
+             << "the target attribute " << attr
+             << " does not implement gpu::TargetAttrInterface";
+    Attribute object = makeObject(index, target);
+    if (!object)
+      return failure();
+    objects.push_back(object);
+  }
+  auto handler = dyn_cast_or_null<gpu::OffloadingLLVMTranslationAttrInterface>(
+      gpuModule.getOffloadingHandlerAttr());
+  OpBuilder builder(gpuModule->getContext());
+  builder.setInsertionPointAfter(gpuModule);
+  compat::createOp<gpu::BinaryOp>(builder, gpuModule.getLoc(),
+                                  gpuModule.getName(), handler,
+                                  builder.getArrayAttr(objects));
+  gpuModule->erase();
+  return success();
+}
+
+} // namespace fly
+
+namespace {
+/// Upstream's AMDGPUSerializer (LLVM 22, anonymous in ROCDL/Target.cpp), the
+/// same SerializeGPUModuleBase steps, with what LLVM 22 leaves out: the
+/// TargetOptions' LLVM IR callbacks reach ModuleToObject::run, and the ISA
+/// goes to isaCallback as NVVM's serializer hands over its PTX.
+class CapturingRocdlSerializer : public ROCDL::SerializeGPUModuleBase {
+public:
+  CapturingRocdlSerializer(Operation &module, ROCDL::ROCDLTargetAttr target,
+                           const gpu::TargetOptions &targetOptions)
+      : SerializeGPUModuleBase(module, target, targetOptions),
+        targetOptions(targetOptions) {
+    initialLlvmIRCallback = targetOptions.getInitialLlvmIRCallback();
+    linkedLlvmIRCallback = targetOptions.getLinkedLlvmIRCallback();
+    optimizedLlvmIRCallback = targetOptions.getOptimizedLlvmIRCallback();
+    isaCallback = targetOptions.getISACallback();
+  }
+
+  FailureOr<SmallVector<char, 0>>
+  moduleToObject(llvm::Module &llvmModule) override {
+    FailureOr<SmallVector<char, 0>> object =
+        moduleToObjectImpl(targetOptions, llvmModule);
+    // format=isa: the object is the ISA (compileToBinary is not reached).
+    if (succeeded(object) && isaCallback &&
+        targetOptions.getCompilationTarget() ==
+            gpu::CompilationTarget::Assembly)
+      isaCallback(StringRef(object->data(), object->size()));
+    return object;
+  }
+
+protected:
+  FailureOr<SmallVector<char, 0>>
+  compileToBinary(StringRef serializedISA) override {
+    if (isaCallback)
+      isaCallback(serializedISA);
+    return SerializeGPUModuleBase::compileToBinary(serializedISA);
+  }
+
+private:
+  gpu::TargetOptions targetOptions;
+};
+
+struct ModuleToBinaryPass
+    : fly::impl::FlyModuleToBinaryBase<ModuleToBinaryPass> {
+  using FlyModuleToBinaryBase::FlyModuleToBinaryBase;
+  ModuleToBinaryPass(const fly::FlyModuleToBinaryOptions &options,
+                     std::shared_ptr<fly::IntermediateCapture> capture)
+      : FlyModuleToBinaryBase(options), capture(std::move(capture)) {}
+
+  void runOnOperation() override;
+
+private:
+  std::shared_ptr<fly::IntermediateCapture> capture;
+};
+} // namespace
+
+/// What ROCDLTargetAttrImpl::serializeToObject does, with our serializer.
+static std::optional<SmallVector<char, 0>>
+serializeRocdl(gpu::GPUModuleOp gpuModule, ROCDL::ROCDLTargetAttr target,
+               const gpu::TargetOptions &options) {
+  CapturingRocdlSerializer serializer(*gpuModule, target, options);
+  serializer.init();
+  return serializer.run();
+}
+
+void ModuleToBinaryPass::runOnOperation() {
+  // From here to the TargetOptions: upstream's runOnOperation.
+  std::optional<gpu::CompilationTarget> targetFormat =
+      fly::parseBinaryFormat(compilationTarget);
+  if (!targetFormat) {
+    getOperation()->emitError() << "Invalid format specified.";
+    return signalPassFailure();
+  }
+
+  // Lazy symbol table builder callback.
+  std::optional<SymbolTable> parentTable;
+  auto lazyTableBuilder = [&]() -> SymbolTable * {
+    // Build the table if it has not been built.
+    if (!parentTable) {
+      Operation *table = SymbolTable::getNearestSymbolTable(getOperation());
+      // It's up to the target attribute to determine if failing to find a
+      // symbol table is an error.
+      if (!table)
+        return nullptr;
+      parentTable = SymbolTable(table);
+    }
+    return &parentTable.value();
+  };
+  SmallVector<Attribute> librariesToLink;
+  for (const std::string &path : linkFiles)
+    librariesToLink.push_back(StringAttr::get(&getContext(), path));
+
+  // transformGpuModulesToBinaries and moduleSerializer, with one
+  // TargetOptions per target whose callbacks name it.
+  Operation *root = getOperation();
+  auto serialize = [&](gpu::GPUModuleOp gpuModule, unsigned index,
+                       gpu::TargetAttrInterface target) -> Attribute {
+    using Kind = fly::IntermediateCapture::Kind;
+    auto keep = [&](Kind kind, StringRef text) {
+      capture->add(root, gpuModule.getName(), index, kind, text);
+    };
+    auto onOptimizedIR = [&](llvm::Module &module) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      module.print(os, nullptr);
+      keep(Kind::LlvmIR, text);
+    };
+    auto onIsa = [&](StringRef isa) { keep(Kind::Isa, isa); };
+    gpu::TargetOptions targetOptions(
+        toolkitPath, librariesToLink, cmdOptions, elfSection, *targetFormat,
+        lazyTableBuilder, {}, {},
+        capture ? llvm::function_ref<void(llvm::Module &)>(onOptimizedIR)
+                : nullptr,
+        capture ? llvm::function_ref<void(StringRef)>(onIsa) : nullptr);
+    auto rocdl = dyn_cast<ROCDL::ROCDLTargetAttr>(target);
+    std::optional<SmallVector<char, 0>> serializedModule =
+        rocdl && capture ? serializeRocdl(gpuModule, rocdl, targetOptions)
+                         : target.serializeToObject(gpuModule, targetOptions);
+    if (!serializedModule) {
+      gpuModule.emitError("An error happened while serializing the module.");
+      return nullptr;
+    }
+    Attribute object =
+        target.createObject(gpuModule, *serializedModule, targetOptions);
+    if (!object)
+      gpuModule.emitError("An error happened while creating the object.");
+    return object;
+  };
+  for (Region &region : getOperation()->getRegions())
+    for (Block &block : region.getBlocks())
+      for (auto gpuModule :
+           llvm::make_early_inc_range(block.getOps<gpu::GPUModuleOp>()))
+        if (failed(fly::replaceWithBinary(
+                gpuModule, [&](unsigned index, gpu::TargetAttrInterface t) {
+                  return serialize(gpuModule, index, t);
+                })))
+          return signalPassFailure();
+}
+
+std::unique_ptr<Pass>
+fly::createFlyModuleToBinary(const FlyModuleToBinaryOptions &options,
+                             std::shared_ptr<IntermediateCapture> capture) {
+  return std::make_unique<ModuleToBinaryPass>(options, std::move(capture));
+}
