@@ -260,6 +260,10 @@ def main(argv):
     w("")
 
     # Headline.
+    w("Before/after a change (the base's and this build's fly-bench "
+      "alternating in one run) and the process executor's cost per variant: "
+      "[COMPARE.md](COMPARE.md), from `bench/compare.sh`.")
+    w("")
     w("## Headline (medians of paired per-repetition ratios)")
     w("")
     w("| workload | target | N | prefix share | naive ms | fly parallel ms | naive ÷ fly parallel | text round-trip ÷ fly serial | naive ÷ fly warm | fly serial / ideal(1) | fly parallel / ideal(P) |")
