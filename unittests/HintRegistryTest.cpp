@@ -248,7 +248,7 @@ TEST(HintRegistry, ValuesAreTyped) {
   EXPECT_EQ(set.getInt("opts"), std::nullopt);
   for (const TypedHint &hint : set.hints()) {
     EXPECT_EQ(hint.value.getType(), hint.spec->type) << hint.key;
-    EXPECT_EQ(*set.lookup(hint.key), hint.value.print()) << hint.key;
+    EXPECT_EQ(*set.lookup(hint.key), hint.value.canonical()) << hint.key;
   }
   // Strings keep their blanks when the table says so.
   EXPECT_EQ(*set.lookup("opts"), " -v ");

@@ -62,10 +62,10 @@ TEST(HintSetParse, EmptyIsTheDefaultSet) {
 
 TEST(HintSetParse, KeysAreSorted) {
   HintSet set = parseOK("waves_per_eu=2,maxnreg=128,O=3");
-  ASSERT_EQ(set.entries().size(), 3u);
-  EXPECT_EQ(set.entries()[0].first, "O");
-  EXPECT_EQ(set.entries()[1].first, "maxnreg");
-  EXPECT_EQ(set.entries()[2].first, "waves_per_eu");
+  ASSERT_EQ(set.hints().size(), 3u);
+  EXPECT_EQ(set.hints()[0].key, "O");
+  EXPECT_EQ(set.hints()[1].key, "maxnreg");
+  EXPECT_EQ(set.hints()[2].key, "waves_per_eu");
   EXPECT_EQ(set.canonical(), "O=3,maxnreg=128,waves_per_eu=2");
 }
 
@@ -147,7 +147,7 @@ TEST(HintSetParse, BracketedFuncValues) {
                         "func.fly.list=[1, 2, 3],"
                         "func.fly.dict={a = 1 : i32, b = \"x\"},"
                         "waves_per_eu=2");
-  ASSERT_EQ(set.entries().size(), 4u);
+  ASSERT_EQ(set.hints().size(), 4u);
   EXPECT_EQ(*set.lookup("func.rocdl.reqd_work_group_size"),
             "array<i32: 64, 1, 1>");
   EXPECT_EQ(*set.lookup("func.fly.list"), "[1, 2, 3]");
@@ -405,7 +405,7 @@ TEST(HintSetCanonical, RoundTripsAndIsInjective) {
     EXPECT_EQ(back, set) << set.canonical();
   }
   HintSet text = parseOK("func.a=1,func.b=2");
-  EXPECT_EQ(text.entries().size(), 2u);
+  EXPECT_EQ(text.hints().size(), 2u);
   EXPECT_NE(text.canonical(), (*sets)[1].canonical());
   Expected<HintSet> badName = HintSet::parse("func.a(=1");
   ASSERT_FALSE(static_cast<bool>(badName));

@@ -45,9 +45,7 @@ void SplitCompiler::writeReproducers(ModuleOp preBinary,
     if (failed(writeSnapshot(preBinary, path("snapshot.mlirbc"),
                              SnapshotFormat::Bytecode)))
       continue;
-    llvm::json::Object hints;
-    for (const auto &[key, value] : variant.hints.entries())
-      hints[key] = value;
+    llvm::json::Object hints = variant.hints.toJSON();
     std::string pipeline =
         "builtin.module(fly-snapshot{hints-file=hints.json binary-pass={" +
         result.binaryPass + "}})";

@@ -187,9 +187,9 @@ void diagnoseBinaryOpts(StringRef opts, ArrayRef<gpu::GPUModuleOp> gpuModules,
 
 HintSet overlayHints(const HintSet &base, const HintSet &hints) {
   HintSet out = hints;
-  for (const auto &[key, value] : base.entries())
-    if (!hints.lookup(key))
-      llvm::cantFail(out.add(key, value));
+  for (const TypedHint &hint : base.hints())
+    if (!hints.lookup(hint.key))
+      llvm::cantFail(out.add(hint.key, hint.value.canonical()));
   return out;
 }
 

@@ -160,7 +160,7 @@ static constexpr HintSpec kHintSpecs[] = {
         .rocdlFlag("--amdgpu-num-vgpr")
         .kernels([](const KernelHintSite &site, const TypedHint &hint) {
           if (site.rocdl)
-            site.setPassthrough("amdgpu-num-vgpr", hint.value.print());
+            site.setPassthrough("amdgpu-num-vgpr", hint.value.canonical());
           if (site.nvvm)
             site.setI32("nvvm.maxnreg", hint.value.getInt());
         }),

@@ -69,15 +69,12 @@ Error HintSet::add(StringRef key, StringRef value) {
   Expected<HintValue> typed = spec->parseValue(name->base, value);
   if (!typed)
     return typed.takeError();
-  auto it =
-      partition_point(entries_, [&](const Entry &e) { return e.first < key; });
-  if (it != entries_.end() && it->first == key)
+  auto it = partition_point(
+      hints_, [&](const TypedHint &hint) { return hint.key < key; });
+  if (it != hints_.end() && it->key == key)
     return hintError(formatv("hint '{0}' is given twice in one hint set", key));
-  size_t index = it - entries_.begin();
-  entries_.insert(it, {key.str(), typed->print()});
-  hints_.insert(hints_.begin() + index,
-                TypedHint{key.str(), spec, field.str(), name->selector,
-                          std::move(*typed)});
+  hints_.insert(it, TypedHint{key.str(), spec, field.str(), name->selector,
+                              std::move(*typed)});
   return Error::success();
 }
 
@@ -104,11 +101,9 @@ std::optional<bool> HintSet::getBool(StringRef key) const {
 }
 
 std::optional<StringRef> HintSet::lookup(StringRef key) const {
-  auto it =
-      partition_point(entries_, [&](const Entry &e) { return e.first < key; });
-  if (it == entries_.end() || it->first != key)
-    return std::nullopt;
-  return StringRef(it->second);
+  if (const TypedHint *hint = find(key))
+    return hint->value.canonical();
+  return std::nullopt;
 }
 
 /// Splits at `sep` outside quotes and brackets.
@@ -235,15 +230,16 @@ std::string HintSet::canonical() const {
   std::string out;
   raw_string_ostream os(out);
   interleave(
-      entries_, os,
-      [&](const Entry &e) {
-        os << e.first << '=';
-        if (!needsQuotes(e.second)) {
-          os << e.second;
+      hints_, os,
+      [&](const TypedHint &hint) {
+        StringRef value = hint.value.canonical();
+        os << hint.key << '=';
+        if (!needsQuotes(value)) {
+          os << value;
           return;
         }
         os << '"';
-        for (char c : e.second) {
+        for (char c : value) {
           if (c == '"' || c == '\\')
             os << '\\';
           os << c;
@@ -255,13 +251,13 @@ std::string HintSet::canonical() const {
 }
 
 std::string HintSet::label() const {
-  if (entries_.empty())
+  if (hints_.empty())
     return "default";
   std::string out;
-  for (const Entry &e : entries_) {
+  for (const TypedHint &hint : hints_) {
     if (!out.empty())
       out += '.';
-    for (char c : e.first + "_" + e.second)
+    for (char c : hint.key + "_" + hint.value.canonical().str())
       out += isAlnum(c) || c == '_' ? c : '_';
   }
   constexpr size_t kMaxLabel = 48;

@@ -14,6 +14,7 @@
 #include "fly/Hints/HintValue.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
@@ -49,8 +50,6 @@ struct TypedHint {
 
 class HintSet {
 public:
-  using Entry = std::pair<std::string, std::string>;
-
   /// Parses `key=value,key=value`. Values may be quoted ("..." or '...') and
   /// may contain bracketed lists (`func.x=[1, 2]`).
   static llvm::Expected<HintSet> parse(llvm::StringRef text);
@@ -61,16 +60,14 @@ public:
   /// Adds one hint after checking its name and value; rejects duplicates.
   llvm::Error add(llvm::StringRef key, llvm::StringRef value);
 
-  /// The hints with their values in canonical spelling, sorted by key.
-  llvm::ArrayRef<Entry> entries() const { return entries_; }
-  /// The same hints, typed, in the same order.
+  /// The hints, typed, sorted by key.
   llvm::ArrayRef<TypedHint> hints() const { return hints_; }
   std::optional<llvm::StringRef> lookup(llvm::StringRef key) const;
   /// The value of hint `key` when the set has it and the registry types it
   /// as an integer (a boolean); nullopt otherwise.
   std::optional<int64_t> getInt(llvm::StringRef key) const;
   std::optional<bool> getBool(llvm::StringRef key) const;
-  bool empty() const { return entries_.empty(); }
+  bool empty() const { return hints_.empty(); }
 
   /// The hint set as a JSON object, integer and boolean hints as numbers
   /// (`{"maxnreg": 32, "fast_fp_math": 1, "opts": "-O3"}`); fromJSON reads
@@ -84,14 +81,16 @@ public:
   std::string label() const;
 
   bool operator==(const HintSet &other) const {
-    return entries_ == other.entries_;
+    return llvm::equal(hints_, other.hints_,
+                       [](const TypedHint &a, const TypedHint &b) {
+                         return a.key == b.key && a.value == b.value;
+                       });
   }
 
 private:
   const TypedHint *find(llvm::StringRef key) const;
 
-  std::vector<Entry> entries_;   // Sorted by key.
-  std::vector<TypedHint> hints_; // entries_, typed.
+  std::vector<TypedHint> hints_; // Sorted by key.
 };
 
 /// Parses `set;set;...`, e.g. `waves_per_eu=1;waves_per_eu=2,maxnreg=64`.

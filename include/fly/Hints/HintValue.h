@@ -25,10 +25,10 @@ enum class HintType { Int, Bool, Attribute, String };
 class HintValue {
 public:
   static HintValue ofInt(int64_t value) {
-    return HintValue(HintType::Int, value, "");
+    return HintValue(HintType::Int, value, std::to_string(value));
   }
   static HintValue ofBool(bool value) {
-    return HintValue(HintType::Bool, value ? 1 : 0, "");
+    return HintValue(HintType::Bool, value ? 1 : 0, value ? "1" : "0");
   }
   /// An MLIR attribute literal (`42 : i32`, `array<i32: 64, 1, 1>`).
   static HintValue ofAttribute(std::string literal) {
@@ -54,17 +54,7 @@ public:
     return text;
   }
   /// The canonical spelling: decimal, `0`/`1`, or the text.
-  std::string print() const {
-    switch (type) {
-    case HintType::Int:
-    case HintType::Bool:
-      return std::to_string(integer);
-    case HintType::Attribute:
-    case HintType::String:
-      return text;
-    }
-    return text;
-  }
+  llvm::StringRef canonical() const { return text; }
 
   bool operator==(const HintValue &other) const {
     return type == other.type && integer == other.integer && text == other.text;
@@ -76,7 +66,7 @@ private:
 
   HintType type;
   int64_t integer;
-  std::string text;
+  std::string text; // The canonical spelling, whatever the type.
 };
 
 } // namespace fly
