@@ -71,6 +71,39 @@ protected:
     return sets ? *sets : std::vector<HintSet>();
   }
 
+  /// The plan of `sets` for the binary pass with format=isa.
+  FailureOr<ReplayPlan> planIsa(llvm::ArrayRef<HintSet> sets,
+                                bool reuseIsa = false) {
+    FailureOr<BinaryPassOptions> binaryPass = parseBinaryPass(
+        "gpu-module-to-binary{format=isa}", UnknownLoc::get(&context));
+    if (failed(binaryPass))
+      return failure();
+    ReplayPlanOptions options;
+    options.reuseIsa = reuseIsa;
+    return buildReplayPlan(*module, *binaryPass, sets, options);
+  }
+
+  /// Every entry of `plan` on executor `kind`, each replay pipeline run by
+  /// `runPipeline` (default: a plain pass manager).
+  FailureOr<std::vector<VariantResult>>
+  executeAll(const ReplayPlan &plan, ExecutorKind kind,
+             PipelineRunner runPipeline = nullptr) {
+    auto plain = [&](OpPassManager &pipeline, ModuleOp container) {
+      return runPlain(pipeline, container);
+    };
+    std::unique_ptr<ReplayExecutor> executor =
+        createReplayExecutor(kind, ExecutorOptions());
+    ReplayWork work{*module, plan, runPipeline ? runPipeline : plain,
+                    /*nestInSource=*/false};
+    return executePlan(*executor, work, plan.all());
+  }
+
+  LogicalResult runPlain(OpPassManager &pipeline, ModuleOp container) {
+    PassManager pm(&context, pipeline.getOpAnchorName());
+    static_cast<OpPassManager &>(pm) = pipeline;
+    return pm.run(container);
+  }
+
   DialectRegistry registry;
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
@@ -84,24 +117,10 @@ TEST_F(ReplayPlanTest, EachHintSetIsCheckedOncePerGpuModule) {
       hintSets("waves_per_eu=2;O=1;waves_per_eu=2;maxnreg=64");
   for (bool reuseIsa : {false, true}) {
     uint64_t before = getHintCheckCount();
-    FailureOr<BinaryPassOptions> binaryPass = parseBinaryPass(
-        "gpu-module-to-binary{format=isa}", UnknownLoc::get(&context));
-    ASSERT_TRUE(succeeded(binaryPass));
-    ReplayPlanOptions planOptions;
-    planOptions.reuseIsa = reuseIsa;
-    FailureOr<ReplayPlan> plan =
-        buildReplayPlan(*module, *binaryPass, sets, planOptions);
+    FailureOr<ReplayPlan> plan = planIsa(sets, reuseIsa);
     ASSERT_TRUE(succeeded(plan));
-    auto runner = [&](OpPassManager &pipeline, ModuleOp container) {
-      PassManager pm(&context, pipeline.getOpAnchorName());
-      static_cast<OpPassManager &>(pm) = pipeline;
-      return pm.run(container);
-    };
-    std::unique_ptr<ReplayExecutor> executor =
-        createReplayExecutor(ExecutorKind::Batch, ExecutorOptions());
-    ReplayWork work{*module, *plan, runner, /*nestInSource=*/false};
     FailureOr<std::vector<VariantResult>> results =
-        executePlan(*executor, work, plan->all());
+        executeAll(*plan, ExecutorKind::Batch);
     ASSERT_TRUE(succeeded(results));
     EXPECT_EQ(getHintCheckCount() - before, sets.size() * 2);
     for (const VariantResult &result : *results)
@@ -141,12 +160,7 @@ TEST_F(ReplayPlanTest, IsolatedExecutorUsesEveryThreadByDefault) {
     GTEST_SKIP() << "one hardware thread";
   // jobs = 0 means every hardware thread: two variants must overlap (they
   // ran one at a time once, halving isolated sweeps' speed).
-  std::vector<HintSet> sets = hintSets("O=1;O=2");
-  FailureOr<BinaryPassOptions> binaryPass = parseBinaryPass(
-      "gpu-module-to-binary{format=isa}", UnknownLoc::get(&context));
-  ASSERT_TRUE(succeeded(binaryPass));
-  FailureOr<ReplayPlan> plan =
-      buildReplayPlan(*module, *binaryPass, sets, ReplayPlanOptions());
+  FailureOr<ReplayPlan> plan = planIsa(hintSets("O=1;O=2"));
   ASSERT_TRUE(succeeded(plan));
   std::atomic<int> running{0}, mostAtOnce{0};
   auto runner = [&](OpPassManager &pipeline, ModuleOp container) {
@@ -154,17 +168,12 @@ TEST_F(ReplayPlanTest, IsolatedExecutorUsesEveryThreadByDefault) {
     for (int seen = mostAtOnce; now > seen;)
       mostAtOnce.compare_exchange_weak(seen, now);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    PassManager pm(&context, pipeline.getOpAnchorName());
-    static_cast<OpPassManager &>(pm) = pipeline;
-    LogicalResult result = pm.run(container);
+    LogicalResult result = runPlain(pipeline, container);
     --running;
     return result;
   };
-  std::unique_ptr<ReplayExecutor> executor =
-      createReplayExecutor(ExecutorKind::Isolated, ExecutorOptions());
-  ReplayWork work{*module, *plan, runner, /*nestInSource=*/false};
   FailureOr<std::vector<VariantResult>> results =
-      executePlan(*executor, work, plan->all());
+      executeAll(*plan, ExecutorKind::Isolated, runner);
   ASSERT_TRUE(succeeded(results));
   EXPECT_EQ(mostAtOnce.load(), 2);
 }
