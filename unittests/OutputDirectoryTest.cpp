@@ -63,6 +63,12 @@ protected:
     llvm::sys::fs::setPermissions(out, llvm::sys::fs::owner_all);
     llvm::sys::fs::remove_directories(root);
   }
+  /// Nothing but the out-dir and its lock beside it: no staging directory,
+  /// no old version, no temporary.
+  void expectOnlyOutDirAndLock() {
+    for (const std::string &name : list(root))
+      EXPECT_TRUE(name == "out" || name == ".out.fly-lock") << name;
+  }
   std::string path(StringRef name) {
     llvm::SmallString<256> p(root);
     llvm::sys::path::append(p, name);
@@ -109,9 +115,7 @@ TEST_F(OutputDirectoryTest, ReplacesTheWholeDirectoryAndKeepsForeignFiles) {
   EXPECT_FALSE(llvm::sys::fs::exists(out + "/b.txt"));
   EXPECT_EQ(read(out + "/best-config.json"), "mine");
   // No staging directory or old version is left beside it.
-  std::vector<std::string> siblings = list(root);
-  for (const std::string &name : siblings)
-    EXPECT_TRUE(name == "out" || name == ".out.fly-lock") << name;
+  expectOnlyOutDirAndLock();
 }
 
 TEST_F(OutputDirectoryTest, UncommittedRunLeavesThePreviousOutDir) {
@@ -124,8 +128,7 @@ TEST_F(OutputDirectoryTest, UncommittedRunLeavesThePreviousOutDir) {
   }
   EXPECT_EQ(read(out + "/a.txt"), "1");
   EXPECT_EQ(read(out + "/b.txt"), "1");
-  for (const std::string &name : list(root))
-    EXPECT_TRUE(name == "out" || name == ".out.fly-lock") << name;
+  expectOnlyOutDirAndLock();
 }
 
 TEST_F(OutputDirectoryTest, NamesThatLeaveTheDirectoryAreRefused) {
@@ -205,8 +208,7 @@ TEST_F(OutputDirectoryTest, ConcurrentWritersNeverMix) {
   std::string first = read(out + "/f0");
   for (int f = 0; f < 20; ++f)
     EXPECT_EQ(read(out + "/f" + std::to_string(f)), first) << f;
-  for (const std::string &name : list(root))
-    EXPECT_TRUE(name == "out" || name == ".out.fly-lock") << name;
+  expectOnlyOutDirAndLock();
 }
 
 // Finding 11: a run killed while writing left a mixed out-dir.
@@ -228,8 +230,7 @@ TEST_F(OutputDirectoryTest, KilledWriterLeavesThePreviousOutDir) {
   // The next run removes the killed run's staging directory.
   writeRun("3", "3");
   EXPECT_EQ(read(out + "/a.txt"), "3");
-  for (const std::string &name : list(root))
-    EXPECT_TRUE(name == "out" || name == ".out.fly-lock") << name;
+  expectOnlyOutDirAndLock();
 }
 
 // Finding 11: SIGINT or SIGTERM in the middle of the write removes what was
@@ -252,8 +253,7 @@ TEST_F(OutputDirectoryTest, InterruptedWriterLeavesNoTemporaries) {
     waitpid(pid, &status, 0);
     EXPECT_TRUE(WIFSIGNALED(status)) << "status " << status;
     EXPECT_EQ(read(out + "/a.txt"), "1");
-    for (const std::string &name : list(root))
-      EXPECT_TRUE(name == "out" || name == ".out.fly-lock") << name;
+    expectOnlyOutDirAndLock();
   }
 }
 
@@ -286,8 +286,7 @@ TEST_F(OutputDirectoryTest, FullDiskLeavesThePreviousOutDir) {
       << "status " << status;
   EXPECT_EQ(read(out + "/a.txt"), "1");
   EXPECT_EQ(read(out + "/b.txt"), "1");
-  for (const std::string &name : list(root))
-    EXPECT_TRUE(name == "out" || name == ".out.fly-lock") << name;
+  expectOnlyOutDirAndLock();
 }
 
 TEST(SafeFile, SpecialFilesAreRefusedWithoutBlocking) {
