@@ -1,0 +1,203 @@
+"""fly_snapshot.autotune on the stand-in CUDA driver: config spaces, the
+winner by the fake clock, prune, the numerics rule, the correctness gate,
+restore of in-place outputs, and the on-disk winner cache."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from fly_snapshot import InvalidInputError, autotune as at, runtime
+
+from conftest import SRC_DIR, TOOLS_DIR
+from runtime_fixtures import (FAKE_LIBCUDA, SCALE_1D, SCALE_1D_F64, counters,  # noqa: F401
+                              fake_device, fake_ms, launch_scale, nvvm, scale_inputs)
+
+CONFIGS = {"f32": SCALE_1D, "f64": SCALE_1D_F64}
+
+
+def expected(n=1000):
+    return [2 * i * 0.5 + 1 for i in range(n)]
+
+
+class Ticks:
+    """An injected clock: one tick per reading."""
+
+    def __init__(self):
+        self.now = 0
+
+    def __call__(self):
+        self.now += 1
+        return float(self.now)
+
+
+def test_hint_space_is_cartesian_and_counted_first():
+    space = at.hint_space({"maxnreg": [None, 64, 128], "O": [2, 3]})
+    assert len(space) == 6
+    assert space[0] == {"O": 2} and {"maxnreg": 128, "O": 3} in space
+    assert at.hint_space([{"maxnreg": [32, 64]}, {"maxnreg": 64}, {}]) == [
+        {"maxnreg": 32}, {"maxnreg": 64}, {}]
+    assert at.hint_space(None) == [{}]
+    with pytest.raises(InvalidInputError, match="dict of lists"):
+        at.hint_space(["maxnreg=32"])
+
+
+def test_numerics_changing_hints():
+    assert at.changes_numerics({"fast_fp_math": True}) == "fast_fp_math=True"
+    assert at.changes_numerics({"unsafe_fp_math[gfx942]": 1}) == "unsafe_fp_math[gfx942]=1"
+    assert at.changes_numerics({"fast_fp_math": False, "maxnreg": 32}) is None
+
+
+def test_static_rank_never_prefers_fast_math(nvvm):
+    variants = nvvm.compile(SCALE_1D, target="nvvm:sm_90",
+                            hint_sets=[{"fast_fp_math": True}, {}]).variants
+    assert all(v.ok for v in variants)
+    assert [v.hints for v in at.static_rank(variants)] == [{}]
+    assert len(at.static_rank(variants, allow_numerics_change=True)) == 2
+
+
+def make_tuner(tmp_path, **options):
+    defaults = dict(launch=launch_scale, hint_sets={"maxnreg": [None, 32]},
+                    target="nvvm:sm_90", outputs=[1], warmup=2, rep=8,
+                    flush_bytes=1 << 16, cache_dir=tmp_path / "winners",
+                    compiler=options.pop("compiler"))
+    defaults.update(options)
+    return at.autotune("scale", options.pop("configs", CONFIGS), **defaults)
+
+
+def registers(result):
+    return {(c.kernel, json.dumps(c.hints)): c.variant.kernels[0].registers
+            for c in result.candidates if c.variant and c.variant.ok}
+
+
+def test_autotune_picks_the_fastest_checked_variant(fake_device, nvvm, tmp_path):
+    tuner = make_tuner(tmp_path, compiler=nvvm, clock=Ticks(),
+                       hint_sets=[{"maxnreg": [None, 32]}, {"fast_fp_math": True}],
+                       reference=lambda x, y: expected(x.shape[0]),
+                       restore_value=[1])
+    x, y = scale_inputs()
+    result = tuner.tune(x, y)
+    by = {(c.kernel, json.dumps(c.hints)): c for c in result.candidates}
+    # 2 kernels x 3 hint sets; the fast-math ones never compiled.
+    assert len(result.candidates) == 6
+    assert {c.status for c in result.by_status("numerics")} == {"numerics"}
+    assert len(result.by_status("numerics")) == 2
+    regs = registers(result)
+    timed = result.by_status("timed")
+    assert timed, [c.to_json() for c in result.candidates]
+    for c in timed:
+        # The fake clock: exactly the driver's time for its register count.
+        assert c.timing.median == pytest.approx(fake_ms(c.variant.kernels[0].registers))
+    fastest = min(fake_ms(regs[k]) for k in regs if by[k].status == "timed")
+    assert result.winner.timing.median == pytest.approx(fastest)
+    assert result.winner.status == "timed"
+    # maxnreg=32 is above what scale_1d needs: the same object, not timed twice.
+    for kernel in CONFIGS:
+        a, b = by[(kernel, "{}")], by[(kernel, '{"maxnreg": 32}')]
+        if a.object_sha256 == b.object_sha256:
+            assert b.status == "duplicate"
+    # Streaming: the first variant was timed before the tune ended.
+    assert result.first_timed_s < result.total_s
+    # restore_value: y is as it was before tuning.
+    assert y.tolist() == [-7.0] * 1000
+    # The tuner launches the winner.
+    tuner(x, y)
+    fake_device.synchronize()
+    assert y.tolist() == expected()
+
+
+def test_wrong_outputs_never_win(fake_device, nvvm, tmp_path, monkeypatch):
+    x, y = scale_inputs()
+    # Against the default variant (no reference function) this time.
+    first = make_tuner(tmp_path, compiler=nvvm, use_cache=False).tune(x, y)
+    assert first.by_status("reference")
+    regs = registers(first)
+    f64_regs = regs[("f64", "{}")]
+    if f64_regs == regs[("f32", "{}")]:
+        pytest.skip("both kernels have %d registers" % f64_regs)
+    monkeypatch.setenv("FAKE_CUDA_WRONG_REGS", str(f64_regs))
+    result = make_tuner(tmp_path, compiler=nvvm, use_cache=False).tune(x, y)
+    wrong = result.by_status("wrong")
+    assert [c.kernel for c in wrong] == ["f64"]
+    assert "1 of 1000 elements differ" in wrong[0].reason
+    assert wrong[0].timing is None
+    assert result.winner.kernel == "f32"
+
+
+def test_prune_sees_the_report_before_anything_runs(fake_device, nvvm, tmp_path):
+    seen = []
+
+    def prune(variant, meta):
+        seen.append(variant.kernels[0].registers)
+        return "pruned for the test" if variant.id.startswith("v0") else False
+
+    x, y = scale_inputs()
+    launches = counters()[0]
+    result = make_tuner(tmp_path, compiler=nvvm, prune=prune, use_cache=False,
+                        hint_sets={"maxnreg": [None]},
+                        reference=lambda x, y: expected()).tune(x, y)
+    assert all(r > 0 for r in seen)
+    assert {c.kernel for c in result.by_status("pruned")} == {"f32", "f64"}
+    assert result.winner is None
+    assert counters()[0] == launches
+
+
+def test_meta_parameters_drive_the_launch(fake_device, nvvm, tmp_path):
+    # One MLIR source, two launch configs: not duplicates of each other.
+    tuner = make_tuner(tmp_path, compiler=nvvm, use_cache=False,
+                       configs=[{"BLOCK": 128}, {"BLOCK": 512}], source=lambda meta: SCALE_1D,
+                       hint_sets=None, reference=lambda x, y: expected())
+    result = tuner.tune(*scale_inputs())
+    assert [c.kernel for c in result.by_status("timed")] == ["BLOCK=128", "BLOCK=512"]
+
+
+CHILD = textwrap.dedent("""
+    import json, sys
+    sys.path[:0] = [p for p in sys.argv[1:3] if p]
+    from fly_snapshot import Compiler, autotune as at
+    from runtime_fixtures import SOURCES, launch_scale, scale_inputs
+    with Compiler(jobs=2, cache_dir=sys.argv[4] + "/cache") as c:
+        tuner = at.autotune("scale", {k: SOURCES[v] for k, v in json.loads(sys.argv[3]).items()},
+                            launch=launch_scale, hint_sets=None, target="nvvm:sm_90",
+                            outputs=[1], warmup=1, rep=4, flush_bytes=1 << 16,
+                            cache_dir=sys.argv[4] + "/winners", compiler=c,
+                            function="scale_1d")
+        r = tuner.tune(*scale_inputs())
+        print(json.dumps({"from_cache": r.from_cache, "note": r.cache_note,
+                          "winner": r.winner.kernel,
+                          "timed": [c.kernel for c in r.candidates if c.timing]}))
+""")
+
+
+def test_winner_cache_across_processes(fake_device, nvvm, tmp_path):
+    def child(configs):
+        env = dict(os.environ, FLY_LIBCUDA=os.fspath(FAKE_LIBCUDA))
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD, os.environ.get("PYTHONPATH", ""),
+             str(SRC_DIR / "test" / "Python"), json.dumps(configs), str(tmp_path)],
+            capture_output=True, text=True, env=env, cwd=str(tmp_path))
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.splitlines()[-1])
+
+    configs = {"f32": "f32", "f64": "f64"}
+    first = child(configs)
+    assert not first["from_cache"] and sorted(first["timed"]) == ["f32", "f64"]
+    # A later process: the winner's object is unchanged, nothing is timed.
+    assert child(configs) == {"from_cache": True, "note": "", "winner": first["winner"],
+                              "timed": []}
+    # The winner's module gains a kernel: another object, so it tunes again.
+    changed = dict(configs, **{first["winner"]: first["winner"] + "+unused"})
+    third = child(changed)
+    assert not third["from_cache"]
+    assert third["note"] == "cache entry invalidated: the winner's object changed"
+    assert sorted(third["timed"]) == ["f32", "f64"]
+
+
+def test_unusable_config_lists(tmp_path):
+    with pytest.raises(InvalidInputError, match="source=lambda"):
+        at.kernel_configs([{"BLOCK": 1}])
+    with pytest.raises(InvalidInputError, match="unique"):
+        at.kernel_configs([at.KernelConfig("a", {}, ""), at.KernelConfig("a", {}, "")])
