@@ -32,7 +32,7 @@ import platform
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, Tuple
 
 from fly_snapshot import Compiler, autotune as at, runtime
 from fly_snapshot.errors import CompileError

@@ -13,7 +13,8 @@ from fly_snapshot import Compiler, InvalidInputError, runtime
 
 from conftest import SRC_DIR, TOOLS_DIR
 
-FAKE_LIBCUDA = TOOLS_DIR.parent / "test" / "Runtime" / "fake-libcuda" / "libcuda.so.1"
+FAKE_LIBCUDA = Path(os.environ.get("FLY_FAKE_LIBCUDA") or TOOLS_DIR.parent / "test" / "Runtime"
+                    / "fake-libcuda" / "libcuda.so.1")
 SCALE_1D = (SRC_DIR / "test" / "Runtime" / "Inputs" / "scale_1d.mlir").read_text()
 
 # y = 2 x + 1 again, through f64 (more registers, so another fake time).

@@ -10,11 +10,13 @@ import textwrap
 
 import pytest
 
-from fly_snapshot import InvalidInputError, autotune as at, runtime
+from fly_snapshot import InvalidInputError, autotune as at
 
-from conftest import SRC_DIR, TOOLS_DIR
-from runtime_fixtures import (FAKE_LIBCUDA, SCALE_1D, SCALE_1D_F64, counters,  # noqa: F401
-                              fake_device, fake_ms, launch_scale, nvvm, scale_inputs)
+from conftest import SRC_DIR
+# Fixtures: fake_device, nvvm.
+from runtime_fixtures import fake_device, nvvm  # noqa: F401,F811
+from runtime_fixtures import (FAKE_LIBCUDA, SCALE_1D, SCALE_1D_F64, counters, fake_ms,
+                              launch_scale, scale_inputs)
 
 CONFIGS = {"f32": SCALE_1D, "f64": SCALE_1D_F64}
 
@@ -60,12 +62,15 @@ def test_static_rank_never_prefers_fast_math(nvvm):
 
 
 def make_tuner(tmp_path, **options):
-    defaults = dict(launch=launch_scale, hint_sets={"maxnreg": [None, 32]},
+    # O=0 doubles scale_1d's registers (so its fake time differs); maxnreg=32
+    # is more than it uses (the same object).
+    defaults = dict(launch=launch_scale, hint_sets={"maxnreg": [None, 32], "O": [None, 0]},
                     target="nvvm:sm_90", outputs=[1], warmup=2, rep=8,
                     flush_bytes=1 << 16, cache_dir=tmp_path / "winners",
                     compiler=options.pop("compiler"))
+    configs = options.pop("configs", CONFIGS)
     defaults.update(options)
-    return at.autotune("scale", options.pop("configs", CONFIGS), **defaults)
+    return at.autotune("scale", configs, **defaults)
 
 
 def registers(result):
@@ -75,14 +80,15 @@ def registers(result):
 
 def test_autotune_picks_the_fastest_checked_variant(fake_device, nvvm, tmp_path):
     tuner = make_tuner(tmp_path, compiler=nvvm, clock=Ticks(),
-                       hint_sets=[{"maxnreg": [None, 32]}, {"fast_fp_math": True}],
+                       hint_sets=[{"maxnreg": [None, 32], "O": [None, 0]},
+                                  {"fast_fp_math": True}],
                        reference=lambda x, y: expected(x.shape[0]),
                        restore_value=[1])
     x, y = scale_inputs()
     result = tuner.tune(x, y)
     by = {(c.kernel, json.dumps(c.hints)): c for c in result.candidates}
-    # 2 kernels x 3 hint sets; the fast-math ones never compiled.
-    assert len(result.candidates) == 6
+    # 2 kernels x 5 hint sets; the fast-math ones never compiled.
+    assert len(result.candidates) == 10
     assert {c.status for c in result.by_status("numerics")} == {"numerics"}
     assert len(result.by_status("numerics")) == 2
     regs = registers(result)
@@ -91,8 +97,10 @@ def test_autotune_picks_the_fastest_checked_variant(fake_device, nvvm, tmp_path)
     for c in timed:
         # The fake clock: exactly the driver's time for its register count.
         assert c.timing.median == pytest.approx(fake_ms(c.variant.kernels[0].registers))
+    assert len({regs[k] for k in regs}) > 1, regs
     fastest = min(fake_ms(regs[k]) for k in regs if by[k].status == "timed")
     assert result.winner.timing.median == pytest.approx(fastest)
+    assert result.winner.hints.get("O") == 0  # 21 registers: the fake's fastest
     assert result.winner.status == "timed"
     # maxnreg=32 is above what scale_1d needs: the same object, not timed twice.
     for kernel in CONFIGS:
@@ -114,17 +122,19 @@ def test_wrong_outputs_never_win(fake_device, nvvm, tmp_path, monkeypatch):
     # Against the default variant (no reference function) this time.
     first = make_tuner(tmp_path, compiler=nvvm, use_cache=False).tune(x, y)
     assert first.by_status("reference")
-    regs = registers(first)
-    f64_regs = regs[("f64", "{}")]
-    if f64_regs == regs[("f32", "{}")]:
-        pytest.skip("both kernels have %d registers" % f64_regs)
-    monkeypatch.setenv("FAKE_CUDA_WRONG_REGS", str(f64_regs))
+    assert first.winner.hints.get("O") == 0
+    # The fastest variants (O=0) now compute one wrong element.
+    o0_regs = first.winner.variant.kernels[0].registers
+    assert o0_regs != registers(first)[("f32", "{}")]
+    monkeypatch.setenv("FAKE_CUDA_WRONG_REGS", str(o0_regs))
     result = make_tuner(tmp_path, compiler=nvvm, use_cache=False).tune(x, y)
     wrong = result.by_status("wrong")
-    assert [c.kernel for c in wrong] == ["f64"]
-    assert "1 of 1000 elements differ" in wrong[0].reason
-    assert wrong[0].timing is None
-    assert result.winner.kernel == "f32"
+    assert {c.kernel for c in wrong} == {"f32", "f64"}
+    assert all(c.hints.get("O") == 0 and c.timing is None for c in wrong)
+    assert not [c for c in result.candidates if c.hints.get("O") == 0 and c.timing]
+    assert "argument 1: 1 of 1000 elements differ (max |diff| 1; first [0]: 2.0, expected 1.0)" \
+        == wrong[0].reason
+    assert result.winner.hints.get("O") is None
 
 
 def test_prune_sees_the_report_before_anything_runs(fake_device, nvvm, tmp_path):
@@ -201,3 +211,23 @@ def test_unusable_config_lists(tmp_path):
         at.kernel_configs([{"BLOCK": 1}])
     with pytest.raises(InvalidInputError, match="unique"):
         at.kernel_configs([at.KernelConfig("a", {}, ""), at.KernelConfig("a", {}, "")])
+
+
+def test_h200_script_runs_on_the_fake_driver(fake_device, nvvm, tmp_path):
+    # examples/h200/autotune.py without a GPU: the scale family (the
+    # stand-in driver runs scale_1d), the pool of full compiles and the
+    # streaming sweep side by side; both pick the same checked winner.
+    out = subprocess.run(
+        [sys.executable, str(SRC_DIR / "examples" / "h200" / "autotune.py"), "--family", "scale",
+         "--fake-driver", os.fspath(FAKE_LIBCUDA), "--jobs", "2", "--modes", "b,c",
+         "--size", "1000", "--warmup", "1", "--rep", "3", "--flush-bytes", "65536",
+         "--out", str(tmp_path / "out")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    report = json.loads((tmp_path / "out" / "autotune.json").read_text())
+    assert report["configs"] == 32 and report["kernel_variants"] == 4
+    modes = {m["mode"]: m for m in report["modes"]}
+    assert set(modes) == {"(b) 2 processes full", "(c) fly-snapshot"}
+    assert all(m["timed"] == 32 and m["first_timed_s"] <= m["wall_s"] for m in modes.values())
+    # Ties (equal fake times) may go to either: the times agree.
+    assert len({m["winner"]["median_ms"] for m in modes.values()}) == 1
+    assert "| (c) fly-snapshot |" in (tmp_path / "out" / "autotune.md").read_text()

@@ -2,17 +2,18 @@
 do_bench, on the stand-in CUDA driver (and on a GPU where there is one)."""
 
 import os
+import re
 import struct
 import subprocess
-import sys
 
 import pytest
 
 from fly_snapshot import FlyError, InvalidInputError, runtime
 
-from conftest import SRC_DIR, TOOLS_DIR
-from runtime_fixtures import (FAKE_LIBCUDA, SCALE_1D, counters, fake_device, fake_ms,  # noqa: F401
-                              launch_scale, nvvm, scale_inputs)
+from conftest import LLVM_TOOLS_DIR
+# Fixtures: fake_device, nvvm.
+from runtime_fixtures import fake_device, nvvm  # noqa: F401,F811
+from runtime_fixtures import SCALE_1D, counters, fake_ms, launch_scale, scale_inputs
 
 
 class CudaArray:
@@ -42,6 +43,40 @@ def test_memref_descriptor_is_3_plus_2_rank_params():
     assert unpack(buffer, offsets) == [0x3000, 0x3000, 0]
     with pytest.raises(InvalidInputError, match="rank 1 for a tensor of shape"):
         runtime.pack_args([runtime.memref(a, rank=1)])
+
+
+KERNEL_SIGNATURES = """
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @dynamic(%x: memref<?xf32>, %y: memref<?x?xf32>, %s: memref<f32>) kernel { gpu.return }
+    gpu.func @static(%x: memref<16xf32>, %y: memref<4x8xf32>, %n: i32) kernel { gpu.return }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("bare", [False, True])
+def test_packing_matches_upstream_lowering(bare, tmp_path):
+    # What convert-gpu-to-nvvm makes of each memref argument, counted from
+    # mlir-opt's output: as many kernel parameters as pack_args produces.
+    mlir_opt = LLVM_TOOLS_DIR / "mlir-opt"
+    if not mlir_opt.exists():
+        pytest.skip("no mlir-opt")
+    source = KERNEL_SIGNATURES
+    if bare:  # the bare-pointer convention takes static shapes only
+        source = "\n".join(l for l in source.split("\n") if "@dynamic" not in l)
+    option = "{use-bare-ptr-memref-call-conv=1}" if bare else ""
+    out = subprocess.run([str(mlir_opt), "--pass-pipeline=builtin.module(gpu.module("
+                          "convert-gpu-to-nvvm%s))" % option], input=source,
+                         capture_output=True, text=True, check=True).stdout
+    params = {m.group(1): m.group(2).count("%arg") for m in
+              re.finditer(r"llvm.func @(\w+)\((.*?)\) attributes", out)}
+    x16, y48 = CudaArray(0x1000, (16,)), CudaArray(0x2000, (4, 8))
+    wrap = (lambda t: t) if bare else runtime.memref
+    assert params["static"] == len(runtime.pack_args([wrap(x16), wrap(y48), runtime.i32(1)])[1])
+    if not bare:
+        args = [wrap(CudaArray(0, (3,))), wrap(CudaArray(0, (3, 4))), wrap(CudaArray(0, ()))]
+        assert params["dynamic"] == len(runtime.pack_args(args)[1]) == 5 + 7 + 3
 
 
 def test_bare_pointers_and_typed_scalars():
