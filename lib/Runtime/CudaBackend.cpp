@@ -280,9 +280,9 @@ public:
               StreamHandle stream) override {
     if (!d.cuMemsetD8Async)
       return missing("cuMemsetD8Async");
-    return check("cuMemsetD8Async",
-                 d.cuMemsetD8Async(dst, value, bytes,
-                                   static_cast<CUstream>(stream)));
+    return check(
+        "cuMemsetD8Async",
+        d.cuMemsetD8Async(dst, value, bytes, static_cast<CUstream>(stream)));
   }
   Status createEvent(EventHandle &event) override {
     return check("cuEventCreate",
@@ -293,8 +293,9 @@ public:
                  d.cuEventDestroy(static_cast<CUevent>(event)));
   }
   Status recordEvent(EventHandle event, StreamHandle stream) override {
-    return check("cuEventRecord", d.cuEventRecord(static_cast<CUevent>(event),
-                                                  static_cast<CUstream>(stream)));
+    return check("cuEventRecord",
+                 d.cuEventRecord(static_cast<CUevent>(event),
+                                 static_cast<CUstream>(stream)));
   }
   Status elapsedMs(EventHandle start, EventHandle stop, float &ms) override {
     if (Status s = check("cuEventSynchronize",

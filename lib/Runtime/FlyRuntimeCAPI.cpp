@@ -180,8 +180,7 @@ bool flyRtDeviceSynchronize(FlyRtDevice device) {
   return check(unwrap(device)->backend->synchronize());
 }
 
-FlyRtModule flyRtModuleLoad(FlyRtDevice device, const void *data,
-                            size_t size) {
+FlyRtModule flyRtModuleLoad(FlyRtDevice device, const void *data, size_t size) {
   if (!data || !size)
     return fail("an empty object"), FlyRtModule{nullptr};
   Backend *backend = unwrap(device)->backend.get();
@@ -238,10 +237,10 @@ bool flyRtLaunch(FlyRtFunction function, const unsigned grid[3],
   for (size_t i = 0; i < numArgs; ++i)
     params[i] = const_cast<char *>(static_cast<const char *>(argBuffer) +
                                    argOffsets[i]);
-  return check(f->backend->launchOn(
-      f->handle, Dim3{grid[0], grid[1], grid[2]},
-      Dim3{block[0], block[1], block[2]}, sharedBytes, stream,
-      params.empty() ? nullptr : params.data()));
+  return check(f->backend->launchOn(f->handle, Dim3{grid[0], grid[1], grid[2]},
+                                    Dim3{block[0], block[1], block[2]},
+                                    sharedBytes, stream,
+                                    params.empty() ? nullptr : params.data()));
 }
 
 bool flyRtAlloc(FlyRtDevice device, size_t bytes, uint64_t *ptr) {

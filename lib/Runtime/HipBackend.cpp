@@ -123,11 +123,10 @@ public:
                   unsigned sharedBytes, StreamHandle stream,
                   void **params) override {
     return check("hipModuleLaunchKernel",
-                 hipModuleLaunchKernel(static_cast<hipFunction_t>(function),
-                                       grid.x, grid.y, grid.z, block.x, block.y,
-                                       block.z, sharedBytes,
-                                       static_cast<hipStream_t>(stream), params,
-                                       nullptr));
+                 hipModuleLaunchKernel(
+                     static_cast<hipFunction_t>(function), grid.x, grid.y,
+                     grid.z, block.x, block.y, block.z, sharedBytes,
+                     static_cast<hipStream_t>(stream), params, nullptr));
   }
   Status timedLaunch(FunctionHandle function, Dim3 grid, Dim3 block,
                      unsigned sharedBytes, void **params, float &ms) override {
