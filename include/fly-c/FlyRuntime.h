@@ -8,7 +8,9 @@
 |* loads in any process beside torch or cupy.                                *|
 |*                                                                            *|
 |* A device uses the GPU's primary context, the one torch and cupy use: their *|
-|* device pointers and streams are valid arguments. Calls return false (or a *|
+|* device pointers and streams are valid arguments. flyRtDeviceOpen makes it *|
+|* current on the calling thread; call from that thread or one where another *|
+|* library made the context current. Calls return false (or a              *|
 |* null handle) on failure; flyRtGetLastError() of the same thread says why. *|
 |* Strings returned by the API live until the next call on the same thread   *|
 |* (errors) or until their object is destroyed.                              *|

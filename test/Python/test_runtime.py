@@ -141,6 +141,19 @@ def test_no_driver_is_a_clean_error(monkeypatch, tmp_path):
         runtime.Device("cuda")
 
 
+@pytest.mark.skipif(os.path.exists("/dev/kfd"), reason="an AMD GPU is here")
+def test_hip_backend_without_device(monkeypatch, tmp_path):
+    # The HIP plugin beside the library, where it was built (libamdhip64),
+    # finds no device; without it, the error names the plugin.
+    with pytest.raises(runtime.NoDeviceError, match=r"hip: .*(hipErrorNoDevice|libFlyRuntimeHip)"):
+        runtime.Device("hip")
+    monkeypatch.setenv("FLY_HIP_BACKEND", str(tmp_path / "missing.so"))
+    with pytest.raises(runtime.NoDeviceError, match="libFlyRuntimeHip.so could not be loaded"):
+        runtime.Device("hip")
+    with pytest.raises(runtime.DeviceError, match="unknown backend 'opencl'"):
+        runtime.Device("opencl")
+
+
 def test_fake_driver_without_device(fake_device, monkeypatch):
     monkeypatch.setenv("FAKE_CUDA_MODE", "nodevice")
     with pytest.raises(runtime.NoDeviceError, match="CUDA_ERROR_NO_DEVICE"):
