@@ -1,19 +1,19 @@
 /*===- fly-c/FlyRuntime.h - Load, launch and time GPU objects -----*- C -*-===*\
 |*                                                                            *|
-|* A C interface to fly-run's device backends (CUDA driver API, HIP) in the  *|
-|* style of the MLIR C API, for timing compiled variants from a DSL's own    *|
-|* process on its own buffers. libFlyRuntimeCAPI.so links no MLIR or LLVM    *|
-|* and dlopens libcuda.so.1 ($FLY_LIBCUDA) or the HIP plugin                 *|
-|* ($FLY_HIP_BACKEND, else libFlyRuntimeHip.so beside this library), so it   *|
-|* loads in any process beside torch or cupy.                                *|
+|* A C interface to fly-run's device backends (CUDA driver API, HIP) in the   *|
+|* style of the MLIR C API, for timing compiled variants from a DSL's own     *|
+|* process on its own buffers. libFlyRuntimeCAPI.so links no MLIR or LLVM     *|
+|* and dlopens libcuda.so.1 ($FLY_LIBCUDA) or the HIP plugin                  *|
+|* ($FLY_HIP_BACKEND, else libFlyRuntimeHip.so beside this library), so it    *|
+|* loads in any process beside torch or cupy.                                 *|
 |*                                                                            *|
 |* A device uses the GPU's primary context, the one torch and cupy use: their *|
-|* device pointers and streams are valid arguments. flyRtDeviceOpen makes it *|
-|* current on the calling thread; call from that thread or one where another *|
-|* library made the context current. Calls return false (or a              *|
-|* null handle) on failure; flyRtGetLastError() of the same thread says why. *|
-|* Strings returned by the API live until the next call on the same thread   *|
-|* (errors) or until their object is destroyed.                              *|
+|* device pointers and streams are valid arguments. flyRtDeviceOpen makes it  *|
+|* current on the calling thread; call from that thread or one where another  *|
+|* library made the context current. Calls return false (or a                 *|
+|* null handle) on failure; flyRtGetLastError() of the same thread says why.  *|
+|* Strings returned by the API live until the next call on the same thread    *|
+|* (errors) or until their object is destroyed.                               *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
