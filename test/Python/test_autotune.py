@@ -231,3 +231,15 @@ def test_h200_script_runs_on_the_fake_driver(fake_device, nvvm, tmp_path):
     # Ties (equal fake times) may go to either: the times agree.
     assert len({m["winner"]["median_ms"] for m in modes.values()}) == 1
     assert "| (c) fly-snapshot |" in (tmp_path / "out" / "autotune.md").read_text()
+
+
+def test_unreadable_winner_cache_is_retuned(fake_device, nvvm, tmp_path):
+    x, y = scale_inputs()
+    first = make_tuner(tmp_path, compiler=nvvm, hint_sets=None).tune(x, y)
+    (entry,) = (tmp_path / "winners").iterdir()
+    entry.write_text("{not json")
+    again = make_tuner(tmp_path, compiler=nvvm, hint_sets=None).tune(x, y)
+    assert not again.from_cache and "unusable" in again.cache_note
+    assert again.winner.object_sha256 == first.winner.object_sha256
+    # Rewritten: the next tuner reuses it.
+    assert make_tuner(tmp_path, compiler=nvvm, hint_sets=None).tune(x, y).from_cache
