@@ -32,7 +32,7 @@ import platform
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from fly_snapshot import Compiler, autotune as at, runtime
 from fly_snapshot.errors import CompileError
@@ -173,7 +173,9 @@ def compile_one(job: Tuple[str, str, Dict[str, Any], str]) -> Tuple[str, Any]:
             return name, e
 
 
-def summarize(mode: str, result: at.TuneResult, wall: float, compile_s: float) -> Dict[str, Any]:
+def summarize(mode: str, result: at.TuneResult, wall: float,
+              compile_s: Optional[float]) -> Dict[str, Any]:
+    """One row; compile_s is None where compiling overlapped timing."""
     w = result.winner
     return {"mode": mode, "wall_s": wall, "compile_s": compile_s,
             "first_timed_s": result.first_timed_s,
@@ -246,7 +248,7 @@ def main() -> int:
                 k: v for k, v in tuner_options.items() if k != "configs"})
             r = tuner.tune(*args)
         wall = time.monotonic() - t0
-        rows.append(summarize("(c) fly-snapshot", r, wall, float("nan")))
+        rows.append(summarize("(c) fly-snapshot", r, wall, None))
         results["(c) fly-snapshot"] = r
         print("%-28s wall %7.2f s, first timed %7.2f s, winner %s" % (
             "(c) fly-snapshot", wall, r.first_timed_s or -1,
@@ -267,7 +269,7 @@ def main() -> int:
         md.append("| %s | %.2f | %s | %s | %d | %s %s | %s |" % (
             row["mode"], row["wall_s"],
             "%.2f" % row["first_timed_s"] if row["first_timed_s"] is not None else "-",
-            "%.2f" % row["compile_s"] if row["compile_s"] == row["compile_s"] else "streamed",
+            "%.2f" % row["compile_s"] if row["compile_s"] is not None else "streamed",
             row["timed"], w.get("kernel", "-"), json.dumps(w.get("hints", {})),
             "%.4f" % w["median_ms"] if w.get("median_ms") else "-"))
     base = next((r for r in rows if r["mode"].startswith("(a)")), None)
