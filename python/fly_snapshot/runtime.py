@@ -118,7 +118,7 @@ def lib() -> ctypes.CDLL:
                 raise NoDeviceError("fly_snapshot.runtime cannot find %s; looked at: %s "
                                     "(ninja -C build FlyRuntimeCAPI)" % (
                                         LIBRARY_NAME, ", ".join(map(str, candidate_paths()))))
-            loaded = ctypes.CDLL(os.fspath(path))
+            loaded = ctypes.CDLL(os.fspath(path.resolve()))
             for name, (restype, argtypes) in _SIGNATURES.items():
                 fn = getattr(loaded, name)
                 fn.restype, fn.argtypes = restype, argtypes
