@@ -566,7 +566,12 @@ class Autotuner:
             saved.free()
 
         timed = [c for c in candidates if c.status in ("timed", "reference") and c.timing]
-        winner = min(timed, key=lambda c: c.timing.median) if timed else None
+        # Ties go to the earlier config and hint set, whatever order the
+        # compiler finished them in.
+        order = {(c.name, json.dumps(h, sort_keys=True)): i for i, (c, h) in
+                 enumerate(itertools.product(self.configs, self.hint_sets))}
+        winner = min(timed, key=lambda c: (c.timing.median, order.get(
+            (c.kernel, json.dumps(c.hints, sort_keys=True)), len(order)))) if timed else None
         result = TuneResult(self.name, key, winner, candidates, False, note, first_timed,
                             self.clock() - start)
         if winner is not None:

@@ -161,7 +161,9 @@ def test_meta_parameters_drive_the_launch(fake_device, nvvm, tmp_path):
                        configs=[{"BLOCK": 128}, {"BLOCK": 512}], source=lambda meta: SCALE_1D,
                        hint_sets=None, reference=lambda x, y: expected())
     result = tuner.tune(*scale_inputs())
-    assert [c.kernel for c in result.by_status("timed")] == ["BLOCK=128", "BLOCK=512"]
+    assert sorted(c.kernel for c in result.by_status("timed")) == ["BLOCK=128", "BLOCK=512"]
+    # Equal times: the earlier config wins, whatever order they compiled in.
+    assert result.winner.kernel == "BLOCK=128"
 
 
 CHILD = textwrap.dedent("""
@@ -243,3 +245,42 @@ def test_unreadable_winner_cache_is_retuned(fake_device, nvvm, tmp_path):
     assert again.winner.object_sha256 == first.winner.object_sha256
     # Rewritten: the next tuner reuses it.
     assert make_tuner(tmp_path, compiler=nvvm, hint_sets=None).tune(x, y).from_cache
+
+
+def test_one_sweep_when_the_compiler_has_it(fake_device, nvvm, tmp_path):
+    # Compiler.sweep(kernels, hint_sets=, target=, pipeline=, variant_timeout=,
+    # time_budget=) yields Variants with .kernel; autotune makes one call
+    # with every kernel and passes the limits on. Here a sweep built from
+    # compile() stands in for the library's.
+    calls = []
+
+    class WithKernel:
+        def __init__(self, kernel, variant):
+            self.kernel, self._variant = kernel, variant
+
+        def __getattr__(self, name):
+            return getattr(self._variant, name)
+
+    class SweepingCompiler:
+        def __init__(self, compiler):
+            self.compiler = compiler
+
+        def preset_pipeline(self, target):
+            return self.compiler.preset_pipeline(target)
+
+        def sweep(self, kernels, hint_sets, target, pipeline=None, **limits):
+            calls.append((sorted(kernels), len(hint_sets), limits))
+            for name, source in reversed(list(kernels.items())):
+                for v in self.compiler.compile(source, target=target, pipeline=pipeline,
+                                               hint_sets=hint_sets):
+                    yield WithKernel(name, v)
+
+    result = make_tuner(tmp_path, compiler=SweepingCompiler(nvvm), use_cache=False,
+                        variant_timeout=30, time_budget=600,
+                        reference=lambda x, y: expected()).tune(*scale_inputs())
+    assert calls == [(["f32", "f64"], 4, {"variant_timeout": 30, "time_budget": 600})]
+    # Results are keyed by the sweep's kernel names, in its order.
+    assert [c.kernel for c in result.candidates][:4] == ["f64"] * 4
+    # f32 and f64 take the same fake time: the earlier config wins although
+    # f64 came first.
+    assert (result.winner.kernel, result.winner.hints) == ("f32", {"O": 0})
