@@ -115,6 +115,10 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     files.append(("%s/lib/%s" % (NAME, LIBRARY), library.read_bytes()))
     fly_tune = _find_fly_tune(config_settings, library)
     files.append(("%s/bin/fly-tune" % NAME, fly_tune.read_bytes()))
+    # fly_snapshot.runtime's library (no LLVM), built beside the C API's.
+    runtime_library = library.parent / "libFlyRuntimeCAPI.so"
+    if runtime_library.is_file():
+        files.append(("%s/lib/%s" % (NAME, runtime_library.name), runtime_library.read_bytes()))
     files.append(("%s/METADATA" % dist_info, _metadata().encode()))
     files.append(("%s/WHEEL" % dist_info,
                   ("Wheel-Version: 1.0\nGenerator: fly_build\nRoot-Is-Purelib: false\n"
