@@ -133,13 +133,17 @@ def sweep(args) -> int:
         import torch
         import triton
         record.update(torch=torch.__version__, triton=triton.__version__,
-                      cupy=cupy.__version__, device=torch.cuda.get_device_name(0))
+                      cupy_version=cupy.__version__,
+                      device=torch.cuda.get_device_name(0))
     import fly_snapshot
     record["fly_snapshot"] = fly_snapshot.Compiler.version()
     record["library"] = str(fly_snapshot.library_path())
     record["import_s"] = time.perf_counter() - started
     if not args.compile_only:
-        record["triton_before"] = triton_add(torch, triton)
+        try:
+            record["triton_before"] = triton_add(torch, triton)
+        except Exception as e:
+            record["triton_before"] = "%s: %s" % (type(e).__name__, e)
 
     toolkit = cuda_toolkit(record)
     record["ptxas"] = ptxas_version(toolkit)
@@ -179,8 +183,15 @@ def sweep(args) -> int:
     failed = [v for v in variants if v["status"] != "ok"]
 
     if not args.compile_only:
-        record["cupy"] = cupy_check(result, cupy, torch)
-        record["triton_after"] = triton_add(torch, triton)
+        # A failure here is a figure, not the end: fly-run still runs.
+        try:
+            record["cupy"] = cupy_check(result, cupy, torch)
+        except Exception as e:
+            record["cupy"] = {"error": "%s: %s" % (type(e).__name__, e), "mismatches": 1}
+        try:
+            record["triton_after"] = triton_add(torch, triton)
+        except Exception as e:
+            record["triton_after"] = "%s: %s" % (type(e).__name__, e)
     if not args.compile_only and args.fly_run:
         with open(results / "fly-run.txt", "w") as log:
             t0 = time.perf_counter()
@@ -199,7 +210,7 @@ def sweep(args) -> int:
     record["variants"] = variants
     (results / "results.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
     with open(results / "results.txt", "w") as table:
-        for key in ("device", "python", "torch", "triton", "cupy", "fly_snapshot",
+        for key in ("device", "python", "torch", "triton", "cupy_version", "fly_snapshot",
                     "library", "toolkit_found", "toolkit", "libdevice", "ptxas",
                     "hint_sets", "sweeps", "triton_before", "triton_after", "fly_run"):
             if key in record:
@@ -209,11 +220,13 @@ def sweep(args) -> int:
                                         if k != "variants"})
         for v in variants:
             cupy_ms = record.get("cupy", {}).get("variants", {}).get(v["id"], {})
-            table.write("%-44s %-8s regs=%-4s stack=%-5s cupy_ms=%s\n" % (
-                v["id"], v["status"], v["registers"], v["stack"], cupy_ms.get("ms")))
+            fly_run_ms = ((v.get("fly_run") or {}).get("timing") or {}).get("median_ms")
+            table.write("%-48s %-6s regs=%-4s stack=%-5s cupy_ms=%-9s fly_run_ms=%s\n" % (
+                v["id"], v["status"], v["registers"], v["stack"], cupy_ms.get("ms"),
+                fly_run_ms))
     print((results / "results.txt").read_text())
     bad = bool(failed) or (not args.compile_only and (
-        not record["triton_before"] or not record["triton_after"]
+        record["triton_before"] is not True or record["triton_after"] is not True
         or record.get("fly_run", {}).get("exit", 0) != 0
         or record["cupy"].get("mismatches")))
     return 1 if bad else 0
