@@ -24,7 +24,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
-cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release -DFLY_SELF_CONTAINED=ON
 ninja -C build
 
 examples/demo.sh build

@@ -100,6 +100,18 @@ def can_mount_tmpfs():
 if can_mount_tmpfs():
     config.available_features.add("tmpfs-mount")
 
+# test/SelfContained: the -DFLY_SELF_CONTAINED=ON artefacts, and (as root)
+# a private mount namespace in which to hide the system's LLVM from them.
+if config.fly_self_contained.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("self-contained")
+try:
+    if os.geteuid() == 0 and subprocess.run(
+            ["unshare", "-m", "true"], stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, timeout=10).returncode == 0:
+        config.available_features.add("mount-namespace")
+except (OSError, subprocess.SubprocessError):
+    pass
+
 # Slurm (test/Slurm): the test cluster of scripts/slurm-local.sh, never the
 # user's SLURM_CONF. The feature is set only when its controller answers.
 slurm_conf = os.environ.get("FLY_TEST_SLURM_CONF") or os.path.join(

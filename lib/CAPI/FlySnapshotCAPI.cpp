@@ -388,8 +388,9 @@ const char *flyGetPresetPipeline(const char *target, const char *toolkit) {
                         : fly::findToolkit(spec->family, getLibraryDir());
   if (dir.empty()) {
     lastError = "no toolkit found for " + spec->family +
-                ": pass one (a ROCm-shaped folder with amdgcn/bitcode and "
-                "llvm/bin/ld.lld, or the CUDA toolkit)";
+                ": pass one (a folder with amdgcn/bitcode, the ROCm device "
+                "libraries, or the CUDA toolkit: else CUDA_HOME, CUDA_PATH "
+                "or ptxas on PATH)";
     return nullptr;
   }
   static thread_local std::string pipeline;

@@ -2,6 +2,7 @@
 
 #include "fly/Replay/ReplayPlan.h"
 
+#include "fly/Backend/AmdgpuLinker.h"
 #include "fly/Hints/ApplyHints.h"
 #include "fly/Hints/BackendOpts.h"
 #include "fly/Replay/Replay.h"
@@ -47,15 +48,20 @@ static LogicalResult verifyToolkit(const BinaryPassOptions &binaryPass,
   });
   if (!rocdl)
     return success();
-  for (StringRef needed : {"llvm/bin/ld.lld", "amdgcn/bitcode"}) {
+  // ld.lld runs in this process (Backend/AmdgpuLinker.cpp); the one on disk
+  // is needed only once lld cannot run again here.
+  SmallVector<StringRef, 2> needed = {"amdgcn/bitcode"};
+  if (!isInProcessAmdgpuLinkerAvailable())
+    needed.push_back("llvm/bin/ld.lld");
+  for (StringRef part : needed) {
     SmallString<256> path(toolkit);
-    sys::path::append(path, needed);
+    sys::path::append(path, part);
     if (!sys::fs::exists(path))
       return emitError(loc)
-             << "the ROCm toolkit '" << toolkit << "' has no " << needed
+             << "the ROCm toolkit '" << toolkit << "' has no " << part
              << ", which gpu-module-to-binary needs to link #rocdl.target "
-                "objects; pass toolkit=<folder with amdgcn/bitcode and "
-                "llvm/bin/ld.lld> (the build makes one: build/rocm-toolkit)";
+                "objects; pass toolkit=<folder with amdgcn/bitcode> (the "
+                "build makes one: build/rocm-toolkit)";
   }
   return success();
 }

@@ -360,13 +360,17 @@ int main(int argc, char **argv) {
     job.hintSets = std::move(*parsed);
   }
 
-  std::string toolkit = toolkitOpt;
-  if (toolkit.empty())
-    toolkit = fly::findToolkit(family, toolDir(argv[0]));
+  fly::FoundToolkit toolkitFound{toolkitOpt, "--toolkit"};
+  if (toolkitFound.dir.empty())
+    toolkitFound = fly::locateToolkit(family, toolDir(argv[0]));
+  const std::string &toolkit = toolkitFound.dir;
   if (pipelineOpt.empty() && toolkit.empty())
     return fail("no toolkit found for " + family +
-                ": pass --toolkit=<dir> (a ROCm-shaped folder with "
-                "amdgcn/bitcode and llvm/bin/ld.lld, or the CUDA toolkit)");
+                (family == "rocdl"
+                     ? ": pass --toolkit=<dir> (a folder with amdgcn/bitcode, "
+                       "the ROCm device libraries) or set FLY_ROCM_TOOLKIT"
+                     : ": pass --toolkit=<CUDA toolkit>, set CUDA_HOME or "
+                       "CUDA_PATH, or put ptxas on PATH"));
 
   DialectRegistry registry;
   fly::registerCompilerDialects(registry);
@@ -433,6 +437,10 @@ int main(int argc, char **argv) {
     llvm::errs() << "fly-tune: " << job.sourceName << ", "
                  << count(job.hintSets.size(), "hint set") << ", " << presetNote
                  << "\n";
+  // Which toolkit (and so which ptxas) compiles, and why that one.
+  if (!quietOpt && pipelineOpt.empty())
+    llvm::errs() << "fly-tune: toolkit " << toolkit << " ("
+                 << toolkitFound.origin << ")\n";
   FailureOr<fly::CompileResult> result = compiler.compile(job);
   if (failed(result))
     return 1;
