@@ -12,6 +12,16 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.fly_obj_root, "test")
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
+# A hang fails its test instead of the whole run (lit kills the process tree
+# with psutil: python3-psutil, scripts/setup.sh). --timeout overrides it.
+if not lit_config.maxIndividualTestTime:
+    try:
+        import psutil  # noqa: F401
+
+        lit_config.maxIndividualTestTime = 600
+    except ImportError:
+        lit_config.warning("no per-test timeout: python3-psutil is not installed")
+
 # Tools: ours first, then LLVM 22's (mlir-opt, FileCheck, not, split-file).
 config.environment["PATH"] = os.pathsep.join(
     [config.fly_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]

@@ -15,6 +15,7 @@
 #include "fly/Compiler/TargetName.h"
 #include "fly/Hints/HintRegistry.h"
 #include "fly/Replay/Manifest.h"
+#include "fly/Support/BoundedJSON.h"
 #include "fly/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -116,7 +117,8 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
   // fly-tune processes.
   options.executor = fly::ExecutorKind::Process;
   if (optionsJSON && *optionsJSON) {
-    llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(optionsJSON);
+    llvm::Expected<llvm::json::Value> parsed =
+        fly::parseJSONBounded(optionsJSON, "");
     if (!parsed) {
       lastError = "bad compiler options: " + llvm::toString(parsed.takeError());
       return FlyCompiler{nullptr};

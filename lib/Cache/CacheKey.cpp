@@ -17,8 +17,12 @@ using namespace llvm;
 #ifndef FLY_VERSION
 #define FLY_VERSION "0.0.0"
 #endif
-#ifndef FLY_BUILD_ID
-#define FLY_BUILD_ID "dev"
+// The fuzzers compile this file alone, with a fixed id.
+#ifdef FLY_BUILD_ID
+static const char *buildId() { return FLY_BUILD_ID; }
+#else
+#include "fly/BuildId/BuildId.h"
+static const char *buildId() { return fly::getBuildId(); }
 #endif
 
 namespace fly {
@@ -56,7 +60,9 @@ json::Object CacheKey::explain() const {
 }
 
 std::string getToolchainFingerprint() {
-  return "llvm=" LLVM_VERSION_STRING " fly=" FLY_VERSION " build=" FLY_BUILD_ID;
+  return std::string("llvm=" LLVM_VERSION_STRING " fly=" FLY_VERSION
+                     " build=") +
+         buildId();
 }
 
 /// Size and modification time of a file, or "-" if absent.

@@ -1,6 +1,7 @@
 //===- CompileCache.cpp - Memory + disk cache of compile stages -----------===//
 
 #include "fly/Cache/CompileCache.h"
+#include "fly/Support/BoundedJSON.h"
 #include "fly/Support/Environment.h"
 
 #include "fly/Support/SafeFile.h"
@@ -320,8 +321,10 @@ void CacheKeyLock::tryLock() {
   std::lock_guard<std::mutex> guard(held.mutex);
   manager.reset();
   // Held by this process (another thread, a repeated key): never wait on
-  // ourselves; compute without the lock.
-  if (held.paths.contains(path)) {
+  // ourselves; compute without the lock. A lock name that is not a regular
+  // file (a FIFO, a link to /dev/zero) would block or exhaust memory in
+  // LockFileManager's read of it.
+  if (held.paths.contains(path) || existsAsNonRegularFile(path + ".lock")) {
     state = State::Unavailable;
     return;
   }
@@ -398,7 +401,6 @@ void CacheKeyLock::wait(std::optional<unsigned> maxSeconds) {
                     limit.count(), entry, describeOwner());
   manager.reset();
   state = State::Unavailable;
-  gaveUp = true;
 }
 
 std::unique_ptr<CacheKeyLock> CompileCache::lock(StringRef kind,
@@ -406,8 +408,14 @@ std::unique_ptr<CacheKeyLock> CompileCache::lock(StringRef kind,
   std::lock_guard<std::mutex> guard(mutex);
   if (!config.enabled || !ensureDirectory())
     return std::make_unique<CacheKeyLock>();
-  return std::make_unique<CacheKeyLock>(entryPath(kind, key),
-                                        lockTimeoutSeconds);
+  std::string path = entryPath(kind, key);
+  if (existsAsNonRegularFile(path + ".lock")) {
+    warn(formatv("cache lock '{0}.lock' is not a regular file; compiling "
+                 "without the lock",
+                 path));
+    return std::make_unique<CacheKeyLock>();
+  }
+  return std::make_unique<CacheKeyLock>(path, lockTimeoutSeconds);
 }
 
 std::optional<std::string>
@@ -450,7 +458,8 @@ std::string CompileCache::explainMiss(StringRef slot, const CacheKey &key) {
     consumeError(buffer.takeError());
     return "no earlier compile of this input is recorded";
   }
-  Expected<json::Value> previous = json::parse((*buffer)->getBuffer());
+  Expected<json::Value> previous =
+      parseJSONBounded((*buffer)->getBuffer(), "cache slot record");
   const json::Object *prevParts = previous ? previous->getAsObject() : nullptr;
   if (!previous)
     consumeError(previous.takeError());
@@ -480,6 +489,18 @@ void CompileCache::recordSlot(StringRef slot, const CacheKey &key) {
 void CompileCache::prune() {
   if (!config.enabled || !config.useDisk || !diskUsable || !config.maxBytes)
     return;
+  // pruneCache opens the timestamp for writing: a FIFO there would block
+  // forever, a symbolic link would write outside the cache. The name is the
+  // cache's own, so whatever else is there goes.
+  SmallString<256> timestamp(config.directory);
+  sys::path::append(timestamp, "llvmcache.timestamp");
+  if (existsAsNonRegularFile(timestamp) && sys::fs::remove(timestamp)) {
+    std::lock_guard<std::mutex> lock(mutex);
+    warn(formatv("not pruning the cache: '{0}' is not a regular file and "
+                 "cannot be removed",
+                 timestamp));
+    return;
+  }
   CachePruningPolicy policy;
   policy.Interval = std::chrono::seconds(0);
   policy.MaxSizeBytes = config.maxBytes;

@@ -165,9 +165,9 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
   writeReproducers(*preBinary, result);
   buildMainModule(*preBinary, result);
 
+  cache.prune();
   for (std::string &warning : cache.takeWarnings())
     result.warnings.push_back(std::move(warning));
-  cache.prune();
   result.totalMs = msSince(start);
   return result;
 }

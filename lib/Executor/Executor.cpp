@@ -20,18 +20,6 @@ std::optional<ExecutorKind> parseExecutorKind(StringRef name) {
       .Default(std::nullopt);
 }
 
-StringRef stringifyExecutorKind(ExecutorKind kind) {
-  switch (kind) {
-  case ExecutorKind::Batch:
-    return "batch";
-  case ExecutorKind::Isolated:
-    return "isolated";
-  case ExecutorKind::Process:
-    return "process";
-  }
-  llvm_unreachable("unknown executor kind");
-}
-
 FailureOr<std::vector<VariantResult>> executePlan(ReplayExecutor &executor,
                                                   const ReplayWork &work,
                                                   ArrayRef<unsigned> entries) {

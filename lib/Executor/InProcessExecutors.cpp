@@ -1,7 +1,7 @@
 //===- InProcessExecutors.cpp - Batch and crash-isolated replays ----------===//
 
 #include "fly/Executor/Executor.h"
-#include "fly/Executor/FatalErrors.h"
+#include "fly/Support/FatalErrors.h"
 
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FormatVariadic.h"

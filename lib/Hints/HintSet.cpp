@@ -2,6 +2,7 @@
 
 #include "fly/Hints/HintSet.h"
 
+#include "fly/Support/BoundedJSON.h"
 #include "fly/Support/SafeFile.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -283,7 +284,7 @@ Expected<std::vector<HintSet>> parseHintSets(StringRef text) {
 }
 
 Expected<std::vector<HintSet>> parseHintSetsJSON(StringRef json) {
-  Expected<json::Value> root = json::parse(json);
+  Expected<json::Value> root = parseJSONBounded(json, "");
   if (!root)
     return hintError("malformed hints JSON: " + toString(root.takeError()));
   const json::Array *list = root->getAsArray();

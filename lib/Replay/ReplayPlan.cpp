@@ -9,6 +9,7 @@
 #include "fly/Replay/SharedIsa.h"
 #include "fly/Replay/VariantDedupe.h"
 #include "fly/Snapshot/Snapshot.h"
+#include "fly/Support/BoundedJSON.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -223,7 +224,7 @@ bool fromJSON(const json::Value &value, ReplayPlan &plan, json::Path path) {
 }
 
 Expected<ReplayPlan> parseReplayPlan(StringRef text) {
-  Expected<json::Value> value = json::parse(text);
+  Expected<json::Value> value = parseJSONBounded(text, "");
   if (!value)
     return value.takeError();
   ReplayPlan plan;

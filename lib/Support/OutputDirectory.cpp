@@ -165,9 +165,23 @@ static void removeFlatDirectory(StringRef dir) {
   sys::fs::remove(dir);
 }
 
+/// Whether `dir` holds the marker a staging directory starts with, or the
+/// record a commit writes before the marker goes: fly made it.
+static bool isFlyStaging(StringRef dir) {
+  for (StringRef file :
+       {OutputDirectory::kStagingMarkerName, OutputDirectory::kRecordName}) {
+    sys::fs::file_status status;
+    if (!sys::fs::status(sibling(dir, file), status, /*Follow=*/false) &&
+        status.type() == sys::fs::file_type::regular_file)
+      return true;
+  }
+  return false;
+}
+
 /// Staging directories of `name` whose process is gone (killed runs) are
 /// removed; so are those of this process id that this process does not
-/// own (a container reusing the pid of a killed run).
+/// own (a container reusing the pid of a killed run). Only directories fly
+/// made: a user's directory of a matching name is left alone.
 static void removeStaleStaging(StringRef parent, StringRef name) {
   std::string prefix = stagingPrefix(name);
   std::error_code ec;
@@ -187,7 +201,7 @@ static void removeStaleStaging(StringRef parent, StringRef name) {
                          std::lock_guard<std::mutex> lock(liveMutex);
                          return liveStaging.contains(it->path());
                        }();
-    if (!alive)
+    if (!alive && isFlyStaging(it->path()))
       removeFlatDirectory(it->path());
   }
 }
@@ -288,6 +302,16 @@ OutputDirectory::create(StringRef outDir) {
   if (ec)
     return fail("cannot create a staging directory beside out-dir '" + outDir +
                 "': " + ec.message());
+  int markerFd;
+  if (std::error_code mec = sys::fs::openFileForWrite(
+          sibling(staging, kStagingMarkerName), markerFd, sys::fs::CD_CreateNew,
+          sys::fs::OF_None)) {
+    removeFlatDirectory(staging);
+    unregisterLive(staging);
+    return fail("cannot create a staging directory beside out-dir '" + outDir +
+                "': " + mec.message());
+  }
+  ::close(markerFd);
   return std::unique_ptr<OutputDirectory>(
       new OutputDirectory(outDir.str(), std::string(staging)));
 }
@@ -308,7 +332,8 @@ void OutputDirectory::removeStaging() {
 }
 
 Error OutputDirectory::write(StringRef name, StringRef contents) {
-  if (!isPlainFileName(name) || name == kRecordName)
+  if (!isPlainFileName(name) || name == kRecordName ||
+      name == kStagingMarkerName)
     return fail("refusing to write '" + name + "' in out-dir '" + path +
                 "': not a plain file name");
   if (!writtenNames.insert(name).second)
@@ -417,6 +442,9 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
       return fail("cannot list out-dir '" + path + "': " + ec.message());
   }
 
+  // The out-dir does not keep the marker; the record written above still
+  // marks the directory as fly's if this process dies before the rename.
+  sys::fs::remove(sibling(staging, kStagingMarkerName));
   std::string old;
   if (!exists) {
     if (::rename(staging.c_str(), path.c_str()))

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
-from . import _capi, _hints
+from . import _capi, _files, _hints
 from .errors import CompileError, FlyError, InvalidInputError
 
 HintValue = Union[int, bool, str]
@@ -248,21 +248,36 @@ def read_out_dir(out_dir: Union[str, "os.PathLike[str]"]) -> List[Variant]:
     :raises FlyError: no or a malformed manifest, a missing object file.
     """
     root = Path(out_dir)
+    manifest_path = root / "manifest.json"
     try:
-        manifest = json.loads((root / "manifest.json").read_text())
-        entries = manifest["variants"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
+        text = _files.read_regular_file(manifest_path, _MAX_MANIFEST_BYTES).decode()
+    except (FlyError, UnicodeDecodeError) as e:
         raise FlyError("%s is not a fly out-dir: %s" % (root, e)) from e
+    manifest = _files.loads_bounded(text, str(manifest_path))
+    entries = manifest.get("variants") if isinstance(manifest, dict) else None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise FlyError("%s is not a fly out-dir: 'variants' is not a list of objects"
+                       % manifest_path)
     variants = []
     for i, entry in enumerate(entries):
         # files: <id>.mlir, then one object file per object, in order.
-        object_files = [f for f in entry.get("files", []) if not f.endswith(".mlir")]
-        try:
-            data = [(root / f).read_bytes() for f in object_files]
-        except OSError as e:
-            raise FlyError("%s: %s" % (root, e)) from e
+        files = entry.get("files", [])
+        if not isinstance(files, list):
+            raise FlyError("%s: variants[%d].files is not a list" % (manifest_path, i))
+        for f in files:
+            # Only names inside the out-dir: a manifest names no other file.
+            if not _files.is_plain_file_name(f):
+                raise FlyError("%s: variants[%d].files: %r is not a plain file name "
+                               "(no '/', '.' or '..')" % (manifest_path, i, f))
+        data = [_files.read_regular_file(root / f, _MAX_OBJECT_BYTES)
+                for f in files if not f.endswith(".mlir")]
         variants.append(_variant_from_entry(entry, data, i))
     return variants
+
+
+# As fly-run reads an out-dir (lib/Runtime/SweepManifest.cpp).
+_MAX_MANIFEST_BYTES = 256 << 20
+_MAX_OBJECT_BYTES = 1 << 30
 
 
 def _check_hint_sets(hint_sets: Optional[Sequence[Mapping[str, HintValue]]]) -> str:
@@ -377,7 +392,8 @@ class Compiler(_OwnedHandle):
 
     def _variant(self, handle: _capi._FlyResult, i: int) -> Variant:
         lib = self._lib
-        entry = json.loads(lib.flyResultGetVariantJSON(handle, i))
+        entry = _files.loads_bounded(lib.flyResultGetVariantJSON(handle, i).decode(),
+                                     "variant %d" % i)
         data = []
         for o in range(len(entry.get("objects", []))):
             size = ctypes.c_size_t()

@@ -220,12 +220,6 @@ static void printIndented(llvm::raw_ostream &os, StringRef text) {
     os << "    " << line << "\n";
 }
 
-static std::string metadataCell(const llvm::json::Object &md, StringRef key) {
-  if (std::optional<int64_t> v = md.getInteger(key))
-    return std::to_string(*v);
-  return "-";
-}
-
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // Before anything else registers options: these are LLVM's and the

@@ -58,9 +58,8 @@ public:
   /// lock (pid, host) and for how long, at most `maxSeconds` (default: the
   /// timeout given at construction). Afterwards the lock is tried again: the
   /// state says whether it is now ours; after a timeout it is Unavailable
-  /// (compute without the lock) and timedOut() is true.
+  /// (compute without the lock).
   void wait(std::optional<unsigned> maxSeconds = std::nullopt);
-  bool timedOut() const { return gaveUp; }
 
   /// FLY_CACHE_LOCK_TIMEOUT: whole seconds, 0-86400. A malformed value is
   /// an error (the caller warns and uses the default).
@@ -74,7 +73,6 @@ private:
   std::unique_ptr<llvm::LockFileManager> manager;
   State state = State::Unavailable;
   unsigned timeoutSeconds = kDefaultTimeoutSeconds;
-  bool gaveUp = false;
 };
 
 struct CacheConfig {

@@ -38,6 +38,9 @@ class OutputDirectory {
 public:
   /// The record of the files a run wrote, inside each out-dir.
   static constexpr llvm::StringLiteral kRecordName = ".fly-outdir";
+  /// Inside each staging directory until it becomes the out-dir: what the
+  /// clean-up of killed runs' staging directories recognises them by.
+  static constexpr llvm::StringLiteral kStagingMarkerName = ".fly-staging";
 
   /// Checks, before anything is compiled, that `path` can be (re)written: it
   /// is not a file, it and its parent are writable directories (the parent
