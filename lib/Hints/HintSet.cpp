@@ -2,10 +2,12 @@
 
 #include "fly/Hints/HintSet.h"
 
+#include "fly/Support/Environment.h"
 #include "fly/Support/SafeFile.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/xxhash.h"
@@ -282,8 +284,54 @@ Expected<std::vector<HintSet>> parseHintSets(StringRef text) {
   return sets;
 }
 
+/// The first key that an object of `json` names twice, with its line and
+/// column: llvm::json keeps the last silently ({"maxnreg":64,"maxnreg":32}
+/// would compile as maxnreg=32), where --hints rejects a repeated hint.
+/// Only called on text json::parse accepted.
+static std::optional<std::string> findDuplicateKey(StringRef json) {
+  // One set of keys per open object; arrays push no set.
+  std::vector<std::optional<StringSet<>>> open;
+  size_t line = 1, lineStart = 0;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (c == '\n') {
+      ++line;
+      lineStart = i + 1;
+    } else if (c == '{') {
+      open.emplace_back(StringSet<>());
+    } else if (c == '[') {
+      open.emplace_back(std::nullopt);
+    } else if (c == '}' || c == ']') {
+      if (!open.empty())
+        open.pop_back();
+    } else if (c == '"') {
+      size_t start = i;
+      std::string text;
+      for (++i; i < json.size() && json[i] != '"'; ++i) {
+        if (json[i] == '\\' && i + 1 < json.size())
+          ++i; // An escape: compared as written, which is exact for keys.
+        text += json[i];
+      }
+      // A key is a string followed by ':'.
+      size_t next = json.find_first_not_of(" \t\r\n", i + 1);
+      if (next == StringRef::npos || json[next] != ':' || open.empty() ||
+          !open.back())
+        continue;
+      if (!open.back()->insert(text).second)
+        return formatv("line {0}, column {1}: key \"{2}\" appears twice in "
+                       "one object",
+                       line, start - lineStart + 1, text)
+            .str();
+    }
+  }
+  return std::nullopt;
+}
+
 Expected<std::vector<HintSet>> parseHintSetsJSON(StringRef json) {
   Expected<json::Value> root = json::parse(json);
+  if (root)
+    if (std::optional<std::string> duplicate = findDuplicateKey(json))
+      return hintError("malformed hints JSON: " + *duplicate);
   if (!root)
     return hintError("malformed hints JSON: " + toString(root.takeError()));
   const json::Array *list = root->getAsArray();
@@ -299,6 +347,20 @@ Expected<std::vector<HintSet>> parseHintSetsJSON(StringRef json) {
     sets.push_back(std::move(*set));
   }
   return sets;
+}
+
+uint64_t getMaxHintSets() {
+  return getEnvUnsigned("FLY_MAX_HINT_SETS").value_or(kDefaultMaxHintSets);
+}
+
+Error checkHintSetCount(size_t count) {
+  uint64_t max = getMaxHintSets();
+  if (count <= max)
+    return Error::success();
+  return hintError(formatv("{0} hint sets are more than the {1} allowed: "
+                           "split the sweep, or raise the limit with "
+                           "FLY_MAX_HINT_SETS=<n> (default {2})",
+                           count, max, kDefaultMaxHintSets));
 }
 
 Expected<std::vector<HintSet>> readHintSetsFile(StringRef path) {

@@ -102,11 +102,11 @@ static void onInterrupt() {
     struct timespec ms = {0, 1000000};
     ::nanosleep(&ms, nullptr);
   }
-  // LLVM has already removed the staged files it knows (RemoveFileOnSignal).
-  // The writing thread may have created one since (the signal can run on
-  // another thread), and a TempFile registers itself only after creating its
-  // file: empty the directory with async-signal-safe calls only (no malloc,
-  // no opendir), then remove it. What a writer creates after the last pass
+  // The staged files are not registered one by one with RemoveFileOnSignal
+  // (its list costs O(files) per registration: quadratic out-dirs), and a
+  // TempFile registers itself only after creating its file: empty the
+  // directory with async-signal-safe calls only (no malloc, no opendir),
+  // then remove it. What a writer creates after the last pass
   // is removed by the next run into the out-dir (removeStaleStaging).
   if (signalStagingSet.load()) {
     int fd = ::open(signalStaging, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -134,7 +134,8 @@ static void onInterrupt() {
   ::raise(SIGINT);
 }
 
-static void registerLive(StringRef staging) {
+/// Whether the interrupt handler now cleans `staging` as a whole.
+static bool registerLive(StringRef staging) {
   std::lock_guard<std::mutex> lock(liveMutex);
   liveStaging.insert(staging);
   if (!signalStagingSet.load() && staging.size() < sizeof(signalStaging)) {
@@ -142,7 +143,9 @@ static void registerLive(StringRef staging) {
     signalStaging[staging.size()] = '\0';
     signalStagingSet.store(true);
     sys::SetInterruptFunction(onInterrupt);
+    return true;
   }
+  return false;
 }
 
 static void unregisterLive(StringRef staging) {
@@ -275,12 +278,13 @@ OutputDirectory::create(StringRef outDir) {
   std::string prefix = sibling(parent, stagingPrefix(name) +
                                            Twine(sys::Process::getProcessId()));
   std::string staging;
+  bool asAWhole = false;
   std::error_code ec = std::make_error_code(std::errc::file_exists);
   for (int attempt = 0; attempt < 100 && ec == std::errc::file_exists;
        ++attempt) {
     staging = prefix + "-" +
               utohexstr(sys::Process::GetRandomNumber() & 0xffffff, true, 6);
-    registerLive(staging);
+    asAWhole = registerLive(staging);
     ec = sys::fs::create_directory(staging, /*IgnoreExisting=*/false);
     if (ec)
       unregisterLive(staging);
@@ -288,8 +292,10 @@ OutputDirectory::create(StringRef outDir) {
   if (ec)
     return fail("cannot create a staging directory beside out-dir '" + outDir +
                 "': " + ec.message());
-  return std::unique_ptr<OutputDirectory>(
+  std::unique_ptr<OutputDirectory> out(
       new OutputDirectory(outDir.str(), std::string(staging)));
+  out->cleanedAsAWhole = asAWhole;
+  return out;
 }
 
 OutputDirectory::~OutputDirectory() {
@@ -301,7 +307,8 @@ void OutputDirectory::removeStaging() {
   for (const std::string &file : written) {
     std::string full = sibling(staging, file);
     sys::fs::remove(full);
-    sys::DontRemoveFileOnSignal(full);
+    if (!cleanedAsAWhole)
+      sys::DontRemoveFileOnSignal(full);
   }
   removeFlatDirectory(staging);
   unregisterLive(staging);
@@ -325,7 +332,8 @@ Error OutputDirectory::write(StringRef name, StringRef contents) {
   });
   if (interrupted.load())
     return fail("interrupted while writing out-dir '" + path + "'");
-  sys::RemoveFileOnSignal(full);
+  if (!cleanedAsAWhole)
+    sys::RemoveFileOnSignal(full);
   written.push_back(name.str());
   int fd;
   if (std::error_code ec = sys::fs::openFileForWrite(
@@ -353,7 +361,8 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
     record += file + "\n";
   {
     std::string full = sibling(staging, kRecordName);
-    sys::RemoveFileOnSignal(full);
+    if (!cleanedAsAWhole)
+      sys::RemoveFileOnSignal(full);
     written.push_back(kRecordName.str());
     if (Error err = writeFileAtomically(full, record))
       return err;
@@ -404,9 +413,11 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
                     "name; move it or choose another out-dir; nothing was "
                     "replaced");
       std::string link = sibling(staging, entry);
-      sys::RemoveFileOnSignal(link);
+      if (!cleanedAsAWhole)
+        sys::RemoveFileOnSignal(link);
       if (std::error_code lec = sys::fs::create_hard_link(it->path(), link)) {
-        sys::DontRemoveFileOnSignal(link);
+        if (!cleanedAsAWhole)
+          sys::DontRemoveFileOnSignal(link);
         return fail("out-dir '" + path + "' holds '" + entry +
                     "', which fly did not write and cannot carry over (" +
                     lec.message() + "); nothing was replaced");
@@ -444,10 +455,12 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
     old = std::string(aside);
   }
   committed = true;
-  for (const std::string &file : written)
-    sys::DontRemoveFileOnSignal(sibling(staging, file));
-  for (const std::string &file : carried)
-    sys::DontRemoveFileOnSignal(sibling(staging, file));
+  if (!cleanedAsAWhole) {
+    for (const std::string &file : written)
+      sys::DontRemoveFileOnSignal(sibling(staging, file));
+    for (const std::string &file : carried)
+      sys::DontRemoveFileOnSignal(sibling(staging, file));
+  }
   unregisterLive(staging);
 
   // The previous version: its recorded files, and the links of the files

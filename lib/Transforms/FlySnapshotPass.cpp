@@ -132,6 +132,8 @@ FailureOr<std::vector<fly::HintSet>> FlySnapshotPass::collectHintSets() {
                             << toString(parsed.takeError());
     llvm::append_range(sets, *parsed);
   }
+  if (Error err = fly::checkHintSetCount(sets.size()))
+    return emitError(loc) << "fly-snapshot: " << toString(std::move(err));
   return sets;
 }
 

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fly/Cache/CacheKey.h"
 #include "fly/Compiler/Presets.h"
 #include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
@@ -231,6 +232,8 @@ int main(int argc, char **argv) {
   // Before anything else registers options: these are LLVM's and the
   // linked libraries' static ones, shown by --help-hidden only.
   fly::hideUnrelatedOptions({&tuneCategory});
+  // They reach the compile as typed inputs, if at all (-o, -j do not).
+  fly::excludeFromCacheKey(tuneCategory);
   fly::addVersionPrinter();
   registerAllPasses();
   // fly's own passes too: replays run fly-assemble-isa, which

@@ -71,6 +71,10 @@ private:
   std::vector<std::string> written;
   llvm::StringSet<> writtenNames;
   bool committed = false;
+  /// The interrupt handler empties this staging directory as a whole; else
+  /// (another one holds the handler) each file is registered with LLVM's
+  /// RemoveFileOnSignal, whose list costs O(files) per registration.
+  bool cleanedAsAWhole = false;
 };
 
 } // namespace fly
