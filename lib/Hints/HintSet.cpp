@@ -186,8 +186,16 @@ Expected<HintSet> HintSet::fromJSON(const json::Value &value) {
     std::string text;
     if (std::optional<int64_t> i = v.getAsInteger())
       text = std::to_string(*i);
-    else if (std::optional<bool> b = v.getAsBoolean())
+    else if (std::optional<bool> b = v.getAsBoolean()) {
+      // true is no integer: {"maxnreg": true} is a mistake, not maxnreg=1.
+      std::optional<HintName> name = splitHintName(key);
+      const HintSpec *spec = name ? findHintSpec(name->base) : nullptr;
+      if (spec && spec->type == HintType::Int)
+        return hintError(formatv("hint '{0}' takes an integer, not the "
+                                 "boolean {1}",
+                                 StringRef(key), *b ? "true" : "false"));
       text = *b ? "1" : "0";
+    }
     else if (std::optional<StringRef> s = v.getAsString())
       text = s->str();
     else

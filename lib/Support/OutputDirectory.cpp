@@ -25,6 +25,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -226,11 +227,55 @@ findForeignDirectory(StringRef dir, const StringSet<> &record) {
   return std::nullopt;
 }
 
+/// `path` absolute, without "." and ".." components, and through symlinks as
+/// far as it exists.
+static std::string resolvePath(StringRef path) {
+  SmallString<256> absolute(path);
+  sys::fs::make_absolute(absolute);
+  sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
+  // The deepest existing ancestor resolved, the rest appended.
+  SmallString<256> existing(absolute), rest;
+  while (!existing.empty() && !sys::fs::exists(existing)) {
+    SmallString<256> tail(sys::path::filename(existing));
+    sys::path::append(tail, rest);
+    rest = tail;
+    StringRef parent = sys::path::parent_path(existing);
+    if (parent == existing)
+      break;
+    existing = SmallString<256>(parent);
+  }
+  SmallString<256> real;
+  if (existing.empty() || sys::fs::real_path(existing, real))
+    return std::string(absolute);
+  sys::path::append(real, rest);
+  return std::string(real);
+}
+
+Error OutputDirectory::checkOutside(StringRef outDir, StringRef other,
+                                    StringRef what) {
+  if (other.empty())
+    return Error::success();
+  std::string out = resolvePath(outDir);
+  std::string inner = resolvePath(other);
+  StringRef rest(inner);
+  if (rest.consume_front(out) && (rest.empty() || sys::path::is_separator(
+                                                      rest.front())))
+    return fail(what + " '" + other + "' is inside out-dir '" + outDir +
+                "', which is replaced as a whole; put one outside the other");
+  return Error::success();
+}
+
 Error OutputDirectory::check(StringRef path) {
   Expected<std::pair<std::string, std::string>> split = splitOutDir(path);
   if (!split)
     return split.takeError();
   auto &[parent, name] = *split;
+  // Found here, not when the out-dir is replaced after the whole sweep.
+  SmallString<256> target;
+  if (sys::fs::is_symlink_file(path) && sys::fs::real_path(path, target))
+    return fail("out-dir '" + path +
+                "' is a symlink that leads nowhere (dangling, or a loop); "
+                "remove it or point it at a directory");
   sys::fs::file_status status;
   if (!sys::fs::status(path, status) && sys::fs::exists(status)) {
     if (!sys::fs::is_directory(status))
@@ -292,6 +337,16 @@ OutputDirectory::create(StringRef outDir) {
   if (ec)
     return fail("cannot create a staging directory beside out-dir '" + outDir +
                 "': " + ec.message());
+  // The new out-dir takes the place of the old one with its mode and group
+  // (a group-shared or 0755 out-dir stays so).
+  struct stat existing;
+  if (::stat(outDir.str().c_str(), &existing) == 0 &&
+      S_ISDIR(existing.st_mode)) {
+    ::chmod(staging.c_str(), existing.st_mode & 07777);
+    if (existing.st_gid != ::getegid())
+      (void)!::chown(staging.c_str(), static_cast<uid_t>(-1),
+                     existing.st_gid);
+  }
   std::unique_ptr<OutputDirectory> out(
       new OutputDirectory(outDir.str(), std::string(staging)));
   out->cleanedAsAWhole = asAWhole;
