@@ -145,8 +145,9 @@ BinaryPassInputs getBinaryPassInputs(mlir::ModuleOp module) {
   auto addLinks = [&](mlir::ArrayAttr link) {
     if (!link)
       return;
-    for (auto file : link.getAsRange<mlir::StringAttr>())
-      inputs.targetLinkFiles.push_back(file.str());
+    for (mlir::Attribute file : link)
+      if (auto path = dyn_cast<mlir::StringAttr>(file))
+        inputs.targetLinkFiles.push_back(path.str());
   };
   module.walk([&](mlir::gpu::GPUModuleOp gpuModule) {
     mlir::ArrayAttr targets = gpuModule.getTargetsAttr();
@@ -208,8 +209,9 @@ std::string getToolkitFingerprint(const BinaryPassOptions &pass,
     sys::path::append(lld, "llvm", "bin", "ld.lld");
     os << "ld.lld=" << hashFile(lld) << "\n";
   }
-  for (const char *var : {"CUDA_PATH", "CUDA_HOME", "CUDA_ROOT", "ROCM_PATH",
-                          "HIP_PATH", "PATH"})
+  // PATH stays out: the tools it finds are keyed above, by path and bytes.
+  for (const char *var :
+       {"CUDA_PATH", "CUDA_HOME", "CUDA_ROOT", "ROCM_PATH", "HIP_PATH"})
     os << var << "=" << sys::Process::GetEnv(var).value_or("") << "\n";
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include "fly/Executor/WorkDir.h"
 #include "fly/Hints/BackendOpts.h"
+#include "fly/Hints/HintSetLimit.h"
 #include "fly/Hints/TargetChips.h"
 #include "fly/Pipeline/SplitPipeline.h"
 #include "fly/Pipeline/StageDumper.h"

@@ -1,6 +1,7 @@
 //===- HintSet.cpp - One set of backend hints -----------------------------===//
 
 #include "fly/Hints/HintSet.h"
+#include "fly/Hints/HintSetLimit.h"
 
 #include "fly/Support/Environment.h"
 #include "fly/Support/SafeFile.h"

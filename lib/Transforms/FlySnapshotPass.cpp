@@ -5,6 +5,7 @@
 #include "fly/Executor/Executor.h"
 #include "fly/Hints/BackendOpts.h"
 #include "fly/Hints/HintSet.h"
+#include "fly/Hints/HintSetLimit.h"
 #include "fly/Pipeline/StageDumper.h"
 #include "fly/Replay/BinaryPass.h"
 #include "fly/Replay/Manifest.h"

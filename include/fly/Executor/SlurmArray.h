@@ -6,7 +6,7 @@
 // Slurm's exit codes. squeue is polled here (never `sbatch --wait`, which
 // polls after 2, 8, 32 s) and every wait is bounded. Items of tasks that
 // failed, were cancelled, timed out or lost their node are submitted again
-// (`retries` times, one item per task), then reported failed. The array id is recorded in the
+// (`retries` times), then reported failed. The array id is recorded in the
 // state directory, so a run started after this process was killed waits for
 // the array still running instead of submitting its items twice; SIGINT and
 // SIGTERM cancel the arrays of this process (scancel) before it dies.

@@ -98,14 +98,6 @@ private:
 llvm::Expected<std::vector<HintSet>> parseHintSets(llvm::StringRef text);
 /// Parses a JSON list of objects.
 llvm::Expected<std::vector<HintSet>> parseHintSetsJSON(llvm::StringRef json);
-/// At most this many hint sets per compile (FLY_MAX_HINT_SETS overrides):
-/// a sweep that large is a mistake more often than a plan, and each one
-/// costs a compile and files in the out-dir.
-constexpr uint64_t kDefaultMaxHintSets = 10000;
-uint64_t getMaxHintSets();
-/// An error naming the limit and how to raise it when `count` exceeds it.
-llvm::Error checkHintSetCount(size_t count);
-
 /// Reads a JSON hint file from disk.
 llvm::Expected<std::vector<HintSet>> readHintSetsFile(llvm::StringRef path);
 
