@@ -73,14 +73,18 @@ TEST(CacheKey, FullKeyChangesWithEachHintAndBinaryOptions) {
     keys.insert(makeBinaryKey(base, hints(set), kBinary, kToolkit).digest());
   EXPECT_EQ(keys.size(), sets.size()) << "two hint sets share a binary key";
 
-  std::string key = makeBinaryKey(base, hints("maxnreg=64"), kBinary, kToolkit).digest();
+  std::string key =
+      makeBinaryKey(base, hints("maxnreg=64"), kBinary, kToolkit).digest();
   EXPECT_NE(key, makeBinaryKey(base, hints("maxnreg=64"),
-                               "gpu-module-to-binary{format=isa toolkit=/x}", kToolkit)
+                               "gpu-module-to-binary{format=isa toolkit=/x}",
+                               kToolkit)
                      .digest());
   // The canonical form, not the spelling, is keyed.
   EXPECT_EQ(
-      makeBinaryKey(base, hints("waves_per_eu=2,maxnreg=64"), kBinary, kToolkit).digest(),
-      makeBinaryKey(base, hints(" maxnreg=64 , waves_per_eu=2"), kBinary, kToolkit)
+      makeBinaryKey(base, hints("waves_per_eu=2,maxnreg=64"), kBinary, kToolkit)
+          .digest(),
+      makeBinaryKey(base, hints(" maxnreg=64 , waves_per_eu=2"), kBinary,
+                    kToolkit)
           .digest());
 }
 
@@ -145,17 +149,15 @@ public:
       os << contents;
     }
     EXPECT_FALSE(ec) << ec.message();
-    llvm::sys::fs::setPermissions(at,
-                                  static_cast<llvm::sys::fs::perms>(mode));
+    llvm::sys::fs::setPermissions(at, static_cast<llvm::sys::fs::perms>(mode));
     return std::string(at);
   }
   /// Gives `file` a modification time `seconds` after the epoch, as a
   /// rewrite in another second would.
   static void stamp(StringRef file, int seconds) {
     int fd;
-    ASSERT_FALSE(llvm::sys::fs::openFileForWrite(file, fd,
-                                                 llvm::sys::fs::CD_OpenExisting,
-                                                 llvm::sys::fs::OF_Append));
+    ASSERT_FALSE(llvm::sys::fs::openFileForWrite(
+        file, fd, llvm::sys::fs::CD_OpenExisting, llvm::sys::fs::OF_Append));
     llvm::sys::TimePoint<> when(std::chrono::seconds(seconds));
     EXPECT_FALSE(
         llvm::sys::fs::setLastAccessAndModificationTime(fd, when, when));
@@ -176,11 +178,11 @@ TEST(CacheKey, ToolkitWithASpaceKeysItsOwnTools) {
   // ptxas under "<dir>/a b" is hashed (path, version and contents).
   ScratchDir scratch;
   std::string toolkit = (scratch.path + "/a b").str();
-  std::string ptxas = scratch.file("a b/bin/ptxas", "#!/bin/sh\necho v1\n",
-                                   0755);
+  std::string ptxas =
+      scratch.file("a b/bin/ptxas", "#!/bin/sh\necho v1\n", 0755);
   mlir::MLIRContext context;
-  BinaryPassOptions pass = parsePass(
-      context, "gpu-module-to-binary{toolkit={" + toolkit + "} format=bin}");
+  BinaryPassOptions pass = parsePass(context, "gpu-module-to-binary{toolkit={" +
+                                                  toolkit + "} format=bin}");
   ASSERT_EQ(pass.toolkitPath, toolkit);
   BinaryPassInputs nvvm;
   nvvm.nvvm = true;

@@ -273,8 +273,8 @@ TEST_F(CacheTrustTest, HeldKeysAreWaitedForAllAtOnce) {
   std::vector<std::string> paths;
   std::vector<std::unique_ptr<CacheKeyLock>> locks;
   for (size_t i = 0; i < kKeys; ++i) {
-    paths.push_back(entry("binary", makeBaseKey("module {}", std::to_string(i),
-                                                "gfx942")));
+    paths.push_back(
+        entry("binary", makeBaseKey("module {}", std::to_string(i), "gfx942")));
     std::error_code ec;
     llvm::raw_fd_ostream os(paths.back() + ".lock", ec);
     os << hostName() << " " << child;

@@ -1,8 +1,8 @@
 //===- CacheKey.cpp - Keys of the two-level compile cache -----------------===//
 
 #include "fly/Cache/CacheKey.h"
-#include "fly/Cache/VariantCodec.h"
 #include "fly/Backend/PtxAssembler.h"
+#include "fly/Cache/VariantCodec.h"
 #include "fly/Support/LLVMCompat.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -21,8 +21,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
 #include <mutex>
@@ -93,7 +93,8 @@ static std::string hashFile(StringRef path) {
   static StringMap<std::pair<std::string, std::string>> memo; // stamp, hash
   {
     std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = memo.find(path); it != memo.end() && it->second.first == stamp)
+    if (auto it = memo.find(path);
+        it != memo.end() && it->second.first == stamp)
       return it->second.second;
   }
   ErrorOr<std::unique_ptr<MemoryBuffer>> buffer = MemoryBuffer::getFile(
@@ -103,9 +104,8 @@ static std::string hashFile(StringRef path) {
   StringRef bytes = (*buffer)->getBuffer();
   XXH128_hash_t hash = xxh3_128bits(
       ArrayRef(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()));
-  std::string text =
-      utohexstr(hash.high64, /*LowerCase=*/true, /*Width=*/16) +
-      utohexstr(hash.low64, /*LowerCase=*/true, /*Width=*/16);
+  std::string text = utohexstr(hash.high64, /*LowerCase=*/true, /*Width=*/16) +
+                     utohexstr(hash.low64, /*LowerCase=*/true, /*Width=*/16);
   std::lock_guard<std::mutex> lock(mutex);
   memo[path] = {stamp, text};
   return text;
@@ -191,7 +191,7 @@ std::string getToolkitFingerprint(const BinaryPassOptions &pass,
   if (inputs.rocdl) {
     // Upstream links the device libraries it needs from
     // <toolkit>/amdgcn/bitcode; every one there is keyed, by content.
-    SmallString<256> rocm(toolkit.empty() ? ROCDL::getROCMPath().str()
+    SmallString<256> rocm(toolkit.empty() ? mlir::ROCDL::getROCMPath()
                                           : StringRef(toolkit));
     os << "rocm=" << rocm << "\n";
     SmallString<256> bitcode(rocm);
@@ -239,19 +239,43 @@ void excludeFromCacheKey(const cl::OptionCategory &category) {
 /// goes, never the code made: they stay out of the key.
 static bool isReportingOption(StringRef name) {
   static constexpr StringLiteral exact[] = {
-      "help", "help-hidden", "help-list", "help-list-hidden", "version",
-      "print-options", "print-all-options", "color", "info-output-file",
-      "stats", "stats-json", "time-passes", "time-passes-per-run",
-      "time-trace", "track-memory", "debug", "debug-only", "o",
-      "mlir-timing", "mlir-timing-display", "mlir-disable-threading",
-      "mlir-pass-statistics", "mlir-pass-statistics-display",
-      "mlir-pretty-debuginfo", "mlir-print-debuginfo", "mlir-print-op-on-diagnostic",
-      "mlir-print-stacktrace-on-diagnostic", "mlir-elide-elementsattrs-if-larger",
-      "mlir-elide-resource-strings-if-larger", "mlir-print-local-scope",
-      "mlir-print-value-users", "mlir-print-unique-ssa-ids",
-      "mlir-print-assume-verified", "mlir-print-skip-regions",
+      "help",
+      "help-hidden",
+      "help-list",
+      "help-list-hidden",
+      "version",
+      "print-options",
+      "print-all-options",
+      "color",
+      "info-output-file",
+      "stats",
+      "stats-json",
+      "time-passes",
+      "time-passes-per-run",
+      "time-trace",
+      "track-memory",
+      "debug",
+      "debug-only",
+      "o",
+      "mlir-timing",
+      "mlir-timing-display",
+      "mlir-disable-threading",
+      "mlir-pass-statistics",
+      "mlir-pass-statistics-display",
+      "mlir-pretty-debuginfo",
+      "mlir-print-debuginfo",
+      "mlir-print-op-on-diagnostic",
+      "mlir-print-stacktrace-on-diagnostic",
+      "mlir-elide-elementsattrs-if-larger",
+      "mlir-elide-resource-strings-if-larger",
+      "mlir-print-local-scope",
+      "mlir-print-value-users",
+      "mlir-print-unique-ssa-ids",
+      "mlir-print-assume-verified",
+      "mlir-print-skip-regions",
       "mlir-print-elementsattrs-with-hex-if-larger",
-      "mlir-print-op-generic", "mlir-use-nameloc-as-prefix"};
+      "mlir-print-op-generic",
+      "mlir-use-nameloc-as-prefix"};
   if (llvm::is_contained(exact, name))
     return true;
   return name.starts_with("print-after") || name.starts_with("print-before") ||
@@ -291,7 +315,7 @@ static std::string captureStdout(function_ref<void()> print) {
 }
 
 CommandLineFingerprint getCommandLineFingerprint() {
-  StringMap<cl::Option *> &registered = cl::getRegisteredOptions();
+  auto &registered = cl::getRegisteredOptions();
   std::vector<std::pair<StringRef, cl::Option *>> options;
   {
     ExcludedCategories &excluded = excludedCategories();
@@ -352,8 +376,8 @@ CommandLineFingerprint getCommandLineFingerprint() {
   return fingerprint;
 }
 
-CacheKey makeBaseKey(StringRef source, StringRef prefixPipeline,
-                     StringRef chip, StringRef commandLine) {
+CacheKey makeBaseKey(StringRef source, StringRef prefixPipeline, StringRef chip,
+                     StringRef commandLine) {
   CacheKey key;
   key.add("source", source)
       .add("prefix", prefixPipeline)

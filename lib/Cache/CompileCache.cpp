@@ -431,8 +431,7 @@ void CacheKeyLock::waitAll(ArrayRef<CacheKeyLock *> locks,
         if (gaveUpCount++ < kNamed)
           errs() << formatv("fly: gave up waiting {0} s for cache entry {1} "
                             "held by {2}; compiling it here without the lock\n",
-                            limitOf(i).count(), entry(i),
-                            lock.describeOwner());
+                            limitOf(i).count(), entry(i), lock.describeOwner());
         lock.manager.reset();
         lock.state = State::Unavailable;
         lock.gaveUp = true;

@@ -196,8 +196,7 @@ Expected<HintSet> HintSet::fromJSON(const json::Value &value) {
                                  "boolean {1}",
                                  StringRef(key), *b ? "true" : "false"));
       text = *b ? "1" : "0";
-    }
-    else if (std::optional<StringRef> s = v.getAsString())
+    } else if (std::optional<StringRef> s = v.getAsString())
       text = s->str();
     else
       return hintError(formatv("hint '{0}' must be an integer, boolean or "

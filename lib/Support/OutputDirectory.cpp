@@ -258,8 +258,8 @@ Error OutputDirectory::checkOutside(StringRef outDir, StringRef other,
   std::string out = resolvePath(outDir);
   std::string inner = resolvePath(other);
   StringRef rest(inner);
-  if (rest.consume_front(out) && (rest.empty() || sys::path::is_separator(
-                                                      rest.front())))
+  if (rest.consume_front(out) &&
+      (rest.empty() || sys::path::is_separator(rest.front())))
     return fail(what + " '" + other + "' is inside out-dir '" + outDir +
                 "', which is replaced as a whole; put one outside the other");
   return Error::success();
@@ -344,8 +344,7 @@ OutputDirectory::create(StringRef outDir) {
       S_ISDIR(existing.st_mode)) {
     ::chmod(staging.c_str(), existing.st_mode & 07777);
     if (existing.st_gid != ::getegid())
-      (void)!::chown(staging.c_str(), static_cast<uid_t>(-1),
-                     existing.st_gid);
+      (void)!::chown(staging.c_str(), static_cast<uid_t>(-1), existing.st_gid);
   }
   std::unique_ptr<OutputDirectory> out(
       new OutputDirectory(outDir.str(), std::string(staging)));

@@ -1,9 +1,10 @@
 //===- CacheKey.h - Keys of the two-level compile cache ---------*- C++ -*-===//
 //
 // Level 1 caches the pre-binary module under the base key: input module,
-// prefix pipeline, chip, toolchain, non-default llvm::cl options. Level 2 caches each variant's objects
-// under the full key: base key + canonical hint set + binary pass options +
-// every file the binary pass reads (toolkit, libraries). Hints are deliberately absent from the base key: changing only
+// prefix pipeline, chip, toolchain, non-default llvm::cl options. Level 2
+// caches each variant's objects under the full key: base key + canonical hint
+// set + binary pass options + every file the binary pass reads (toolkit,
+// libraries). Hints are deliberately absent from the base key: changing only
 // hints must reuse the prefix.
 //
 //===----------------------------------------------------------------------===//

@@ -46,8 +46,7 @@ public:
   /// An error when `other` (`what`: "cache directory") lies inside out-dir
   /// `outDir` (both resolved through symlinks as far as they exist): the
   /// out-dir is replaced as a whole.
-  static llvm::Error checkOutside(llvm::StringRef outDir,
-                                  llvm::StringRef other,
+  static llvm::Error checkOutside(llvm::StringRef outDir, llvm::StringRef other,
                                   llvm::StringRef what);
 
   /// Starts the next version of `path`: creates the staging directory.
