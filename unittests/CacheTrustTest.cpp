@@ -29,6 +29,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <memory>
+
 using namespace fly;
 using llvm::StringRef;
 
@@ -303,6 +306,49 @@ TEST_F(CacheTrustTest, SpecialTimestampDoesNotBlockPruning) {
     ASSERT_FALSE(llvm::sys::fs::status(timestamp, status, /*Follow=*/false));
     EXPECT_EQ(status.type(), llvm::sys::fs::file_type::regular_file);
     EXPECT_FALSE(llvm::sys::fs::exists(outside));
+  }
+}
+
+// Issue 23 finding 10: keys another live process holds were waited for one
+// after another. Here each held key is released only once the previous one
+// was seen free, last key first: waiting key by key would sit on key 0 until
+// its timeout; waiting for all at once sees them free in reverse order.
+TEST_F(CacheTrustTest, HeldKeysAreWaitedForAllAtOnce) {
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::sleep(120);
+    _exit(0);
+  }
+  constexpr size_t kKeys = 8;
+  std::vector<std::string> paths;
+  std::vector<std::unique_ptr<CacheKeyLock>> locks;
+  for (size_t i = 0; i < kKeys; ++i) {
+    paths.push_back(
+        entry("binary", makeBaseKey("module {}", std::to_string(i), "gfx942")));
+    std::error_code ec;
+    llvm::raw_fd_ostream os(paths.back() + ".lock", ec);
+    os << hostName() << " " << child;
+    os.close();
+    locks.push_back(std::make_unique<CacheKeyLock>(paths.back(), 600));
+    ASSERT_EQ(locks.back()->getState(), CacheKeyLock::State::OwnedByOther);
+  }
+  std::vector<CacheKeyLock *> waited;
+  for (auto &lock : locks)
+    waited.push_back(lock.get());
+  llvm::sys::fs::remove(paths.back() + ".lock");
+  std::vector<size_t> order;
+  CacheKeyLock::waitAll(waited, /*maxSeconds=*/60, [&](size_t i) {
+    order.push_back(i);
+    if (i > 0)
+      llvm::sys::fs::remove(paths[i - 1] + ".lock");
+  });
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_EQ(order, (std::vector<size_t>{7, 6, 5, 4, 3, 2, 1, 0}));
+  for (auto &lock : locks) {
+    EXPECT_FALSE(lock->timedOut());
+    EXPECT_EQ(lock->getState(), CacheKeyLock::State::Owned);
   }
 }
 

@@ -163,6 +163,56 @@ TEST_F(OutputDirectoryTest, BadOutDirsAreReportedUpFront) {
   llvm::consumeError(std::move(err));
 }
 
+// Issue 23 finding 12: these were found only when the out-dir was replaced,
+// after the whole sweep had compiled.
+TEST_F(OutputDirectoryTest, DanglingOrLoopingSymlinkIsReportedUpFront) {
+  ASSERT_FALSE(llvm::sys::fs::create_link(path("nowhere"), out));
+  llvm::Error err = OutputDirectory::check(out);
+  ASSERT_TRUE(static_cast<bool>(err));
+  EXPECT_NE(llvm::toString(std::move(err)).find("symlink that leads nowhere"),
+            std::string::npos);
+  ASSERT_FALSE(llvm::sys::fs::remove(out));
+  ASSERT_FALSE(llvm::sys::fs::create_link(out, out));
+  err = OutputDirectory::check(out);
+  ASSERT_TRUE(static_cast<bool>(err));
+  EXPECT_NE(llvm::toString(std::move(err)).find("symlink that leads nowhere"),
+            std::string::npos);
+}
+
+TEST_F(OutputDirectoryTest, DirectoryInsideTheOutDirIsReportedUpFront) {
+  for (std::string inside : {out, out + "/cache", out + "/./a/../cache/x"}) {
+    llvm::Error err = OutputDirectory::checkOutside(out, inside, "cache "
+                                                                 "directory");
+    ASSERT_TRUE(static_cast<bool>(err)) << inside;
+    EXPECT_NE(llvm::toString(std::move(err)).find("is inside out-dir"),
+              std::string::npos);
+  }
+  // Through a symlink to the out-dir, too.
+  ASSERT_FALSE(llvm::sys::fs::create_directory(out));
+  ASSERT_FALSE(llvm::sys::fs::create_link(out, path("alias")));
+  llvm::Error err =
+      OutputDirectory::checkOutside(out, path("alias") + "/c", "cache");
+  EXPECT_TRUE(static_cast<bool>(err));
+  llvm::consumeError(std::move(err));
+  // A sibling whose name starts like the out-dir's is outside.
+  EXPECT_FALSE(static_cast<bool>(
+      OutputDirectory::checkOutside(out, out + "-cache", "cache")));
+}
+
+// Issue 23 finding 12: every run recreated the out-dir with mode 0750.
+TEST_F(OutputDirectoryTest, ReplacedOutDirKeepsItsMode) {
+  writeRun("1", "1");
+  ASSERT_EQ(::chmod(out.c_str(), 0755), 0);
+  writeRun("2", "2");
+  struct stat after;
+  ASSERT_EQ(::stat(out.c_str(), &after), 0);
+  EXPECT_EQ(after.st_mode & 07777, 0755u);
+  ASSERT_EQ(::chmod(out.c_str(), 0711), 0);
+  writeRun("3", "3");
+  ASSERT_EQ(::stat(out.c_str(), &after), 0);
+  EXPECT_EQ(after.st_mode & 07777, 0711u);
+}
+
 TEST_F(OutputDirectoryTest, ForeignFileWithAnOutputsNameIsRefused) {
   ASSERT_FALSE(llvm::sys::fs::create_directory(out));
   {

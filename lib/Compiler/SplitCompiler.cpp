@@ -4,6 +4,7 @@
 
 #include "fly/Executor/WorkDir.h"
 #include "fly/Hints/BackendOpts.h"
+#include "fly/Hints/HintSetLimit.h"
 #include "fly/Hints/TargetChips.h"
 #include "fly/Pipeline/SplitPipeline.h"
 #include "fly/Pipeline/StageDumper.h"
@@ -123,6 +124,8 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
   if (job.hintSets.empty())
     return emitError(loc) << "no hint sets: give at least one (an empty set "
                              "compiles with the backend's defaults)";
+  if (llvm::Error err = checkHintSetCount(job.hintSets.size()))
+    return emitError(loc) << llvm::toString(std::move(err));
   // Upstream rejects an unknown format only when the binary pass runs, once
   // per variant; say it once, before the prefix runs.
   if (failed(parseBinaryPass(split->binaryPass, loc)))
@@ -130,6 +133,24 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
   result.prefix = split->prefix;
   result.binaryPass = split->binaryPass;
   result.suffix = split->suffix;
+
+  // Non-default llvm::cl options (--stress-regalloc=8) change what the
+  // compile makes: they are part of the key, and where they cannot be
+  // compared with their defaults the cache sits this compile out.
+  cache.setBypassed(false);
+  commandLineKey.clear();
+  if (cache.enabled()) {
+    CommandLineFingerprint fingerprint = getCommandLineFingerprint();
+    if (!fingerprint.incomparable.empty()) {
+      cache.setBypassed(true);
+      result.warnings.push_back(
+          "not using the compile cache for this compile: option(s) " +
+          llvm::join(fingerprint.incomparable, ", ") +
+          " cannot be compared with their defaults, so no cache key can "
+          "cover them");
+    }
+    commandLineKey = std::move(fingerprint.text);
+  }
 
   CacheKey baseKey;
   OwningOpRef<ModuleOp> preBinary = runOrLoadPrefix(job, result, baseKey);

@@ -10,6 +10,7 @@
 #include "llvm/Support/Threading.h"
 
 #include <chrono>
+#include <thread>
 
 using namespace mlir;
 using llvm::ArrayRef;
@@ -33,8 +34,13 @@ FailureOr<ReplayPlan> SplitCompiler::planVariants(ModuleOp preBinary,
       buildReplayPlan(preBinary, *options, job.hintSets, planOptions);
   if (failed(plan) || !cache.enabled())
     return plan;
+  // Every entry runs the same toolkit and libraries (hints change only
+  // opts): their files are fingerprinted once.
+  std::string toolkit =
+      getToolkitFingerprint(plan->binaryPass, getBinaryPassInputs(preBinary));
   for (PlanEntry &entry : plan->entries) {
-    keys.push_back(makeBinaryKey(baseKey, entry.hints, entry.binaryPass));
+    keys.push_back(
+        makeBinaryKey(baseKey, entry.hints, entry.binaryPass, toolkit));
     entry.cacheKey = keys.back().digest();
   }
   return plan;
@@ -122,16 +128,25 @@ LogicalResult SplitCompiler::runVariants(ModuleOp preBinary,
     (locks[e]->getState() == CacheKeyLock::State::OwnedByOther ? others : mine)
         .push_back(e);
   }
-  if (failed(compile(mine)))
-    return failure();
+  // The held keys are waited for all at once, beside the compile of the
+  // others: N keys another process holds cost the slowest one, not the sum.
+  std::vector<CacheKeyLock *> waited;
+  for (unsigned e : others)
+    waited.push_back(locks[e].get());
+  std::thread waiter;
+  if (!waited.empty())
+    waiter = std::thread([&] { CacheKeyLock::waitAll(waited); });
+  LogicalResult compiledMine = compile(mine);
   for (unsigned e : mine)
     locks[e].reset();
+  if (waiter.joinable())
+    waiter.join();
+  if (failed(compiledMine))
+    return failure();
   std::vector<unsigned> leftover;
-  for (unsigned e : others) {
-    locks[e]->wait();
+  for (unsigned e : others)
     if (!takeCached(e))
       leftover.push_back(e);
-  }
   if (failed(compile(leftover)))
     return failure();
   locks.clear();

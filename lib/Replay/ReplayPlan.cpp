@@ -10,8 +10,10 @@
 #include "fly/Replay/VariantDedupe.h"
 #include "fly/Snapshot/Snapshot.h"
 #include "fly/Support/BoundedJSON.h"
+#include "fly/Support/FileName.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -67,6 +69,28 @@ static LogicalResult verifyToolkit(const BinaryPassOptions &binaryPass,
   return success();
 }
 
+/// Object files are named by gpu.module (sanitised): two modules whose names
+/// sanitise alike (@"a/b" and @"a_b-75860604") would write one file.
+static LogicalResult
+verifyDistinctFileNames(ArrayRef<gpu::GPUModuleOp> gpuModules) {
+  StringMap<gpu::GPUModuleOp> byFileName;
+  for (gpu::GPUModuleOp gpuModule : gpuModules) {
+    auto [it, inserted] = byFileName.try_emplace(
+        sanitizeFileNameComponent(gpuModule.getName()), gpuModule);
+    if (inserted || it->second.getName() == gpuModule.getName())
+      continue;
+    InFlightDiagnostic diag = gpuModule.emitError()
+                              << "gpu.module @\"" << gpuModule.getName()
+                              << "\" and @\"" << it->second.getName()
+                              << "\" would write their objects under one "
+                                 "file name ('"
+                              << it->getKey() << "'); rename one of them";
+    diag.attachNote(it->second.getLoc()) << "the other gpu.module";
+    return failure();
+  }
+  return success();
+}
+
 FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
                                       const BinaryPassOptions &binaryPass,
                                       ArrayRef<HintSet> hintSets,
@@ -83,7 +107,8 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
     for (gpu::GPUModuleOp gpuModule : gpuModules)
       if (failed(verifyHintsApply(gpuModule, hints)))
         return failure();
-  if (failed(verifyToolkit(binaryPass, gpuModules, preBinary.getLoc())))
+  if (failed(verifyToolkit(binaryPass, gpuModules, preBinary.getLoc())) ||
+      failed(verifyDistinctFileNames(gpuModules)))
     return failure();
 
   ReplayPlan plan;

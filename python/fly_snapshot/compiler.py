@@ -294,6 +294,11 @@ def _check_hint_sets(hint_sets: Optional[Sequence[Mapping[str, HintValue]]]) -> 
                 raise InvalidInputError(
                     "hint set #%d: %r = %r: names are strings, values int, bool or str"
                     % (i + 1, key, value))
+            # bool is an int subclass: True would compile as maxnreg=1.
+            if isinstance(value, bool) and _hints.hint_type(key) == "int":
+                raise InvalidInputError(
+                    "hint set #%d: %r = %r: %s takes an int, not a bool"
+                    % (i + 1, key, value, key))
     return json.dumps([dict(h) for h in hint_sets] or [{}])
 
 

@@ -31,6 +31,8 @@ def test_bad_compiler_options(kwargs):
     ({"hint_sets": "waves_per_eu=2"}, "list of dicts"),
     ({"hint_sets": [["waves_per_eu", 2]]}, "must be a dict"),
     ({"hint_sets": [{"waves_per_eu": 2.5}]}, "values int, bool or str"),
+    # bool is an int subclass; True must not compile as maxnreg=1.
+    ({"hint_sets": [{"maxnreg": True}]}, "maxnreg takes an int, not a bool"),
     ({"target": "gfx942"}, "rocdl:<chip>"),
     ({"pipeline": "  "}, "non-empty"),
 ])

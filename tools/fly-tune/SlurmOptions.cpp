@@ -2,6 +2,7 @@
 
 #include "SlurmOptions.h"
 
+#include "fly/Cache/CacheKey.h"
 #include "fly/Executor/SlurmSweep.h"
 #include "fly/Hints/HintSet.h"
 #include "fly/Support/BoundedJSON.h"
@@ -22,6 +23,9 @@ namespace cl = llvm::cl;
 using llvm::StringRef;
 
 static cl::OptionCategory slurmCategory("Slurm (--executor=slurm)");
+// Where and how jobs run, never what they compile.
+[[maybe_unused]] static const bool slurmOptionsOutOfCacheKey =
+    (fly::excludeFromCacheKey(slurmCategory), true);
 static cl::opt<std::string> workDirOpt(
     "work-dir",
     cl::desc("Where the snapshot, plan, results and task logs go; every node "

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fly/Cache/CacheKey.h"
 #include "fly/Compiler/Presets.h"
 #include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
@@ -225,6 +226,8 @@ int main(int argc, char **argv) {
   // Before anything else registers options: these are LLVM's and the
   // linked libraries' static ones, shown by --help-hidden only.
   fly::hideUnrelatedOptions({&tuneCategory});
+  // They reach the compile as typed inputs, if at all (-o, -j do not).
+  fly::excludeFromCacheKey(tuneCategory);
   fly::addVersionPrinter();
   registerAllPasses();
   // fly's own passes too: replays run fly-assemble-isa, which
@@ -306,6 +309,11 @@ int main(int argc, char **argv) {
       return fail("--format: " + llvm::toString(std::move(err)));
   if (llvm::Error err = fly::OutputDirectory::check(outDirOpt))
     return fail("--out-dir: " + llvm::toString(std::move(err)));
+  if (fly::CacheConfig cache = fly::CacheConfig::fromEnvironment();
+      cache.enabled && !noCacheOpt)
+    if (llvm::Error err = fly::OutputDirectory::checkOutside(
+            outDirOpt, cache.directory, "cache directory"))
+      return fail("--out-dir: " + llvm::toString(std::move(err)));
 
   fly::CompileJob job;
   // Only a preset's label: the source and pipeline, which the key hashes,
@@ -488,8 +496,12 @@ int main(int argc, char **argv) {
                  << outDirOpt << "/manifest.json lists their errors\n";
     return 1;
   }
-  llvm::outs() << "\nwrote " << count(result->variants.size(), "variant")
-               << " and " << outDirOpt << "/manifest.json\n";
+  // Only what compiled was written: a failed variant has no objects.
+  size_t written = result->variants.size() - result->numFailed();
+  llvm::outs() << "\nwrote " << count(written, "variant");
+  if (result->numFailed())
+    llvm::outs() << " (" << result->numFailed() << " failed)";
+  llvm::outs() << " and " << outDirOpt << "/manifest.json\n";
   int status = 0;
   if (unsigned failed = result->numFailed()) {
     // The whole cause (a ptxas log, say), under the variant it belongs to.

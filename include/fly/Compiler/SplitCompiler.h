@@ -151,6 +151,8 @@ private:
   mlir::MLIRContext &context;
   SplitCompilerOptions options;
   CompileCache cache;
+  /// This compile's non-default llvm::cl options, part of the base key.
+  std::string commandLineKey;
   std::unique_ptr<StageDumper> dumper;
 };
 

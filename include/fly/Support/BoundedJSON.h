@@ -4,8 +4,9 @@
 // '[' overflow the stack of whichever process reads them. Every JSON reader
 // of fly (files, environment variables, the C API, child results, cache
 // records) parses through here: the nesting depth and the size are checked
-// by a linear scan first, and an error names the source, the line and the
-// column.
+// by a linear scan first, as are keys repeated in one object (llvm::json
+// would keep the last silently), and an error names the source, the line
+// and the column.
 //
 //===----------------------------------------------------------------------===//
 

@@ -46,6 +46,11 @@ public:
   /// is not a file, it and its parent are writable directories (the parent
   /// is created), and it holds no foreign subdirectory.
   static llvm::Error check(llvm::StringRef path);
+  /// An error when `other` (`what`: "cache directory") lies inside out-dir
+  /// `outDir` (both resolved through symlinks as far as they exist): the
+  /// out-dir is replaced as a whole.
+  static llvm::Error checkOutside(llvm::StringRef outDir, llvm::StringRef other,
+                                  llvm::StringRef what);
 
   /// Starts the next version of `path`: creates the staging directory.
   static llvm::Expected<std::unique_ptr<OutputDirectory>>
@@ -74,6 +79,10 @@ private:
   std::vector<std::string> written;
   llvm::StringSet<> writtenNames;
   bool committed = false;
+  /// The interrupt handler empties this staging directory as a whole; else
+  /// (another one holds the handler) each file is registered with LLVM's
+  /// RemoveFileOnSignal, whose list costs O(files) per registration.
+  bool cleanedAsAWhole = false;
 };
 
 } // namespace fly
