@@ -159,9 +159,9 @@ static cl::opt<bool> reuseIsaOpt(
 
 static cl::opt<bool> bestAllowNumericsOpt(
     "best-allow-numerics-changes",
-    cl::desc("Let the table's and the manifest's best row be a hint set that "
-             "may change results (fast or unsafe math, ...; default: off, "
-             "such rows say 'numerics')"),
+    cl::desc("The best row may be a hint set that can change results, "
+             "e.g. fast or unsafe math (default: off; such rows say "
+             "'numerics')"),
     cl::cat(tuneCategory));
 
 static std::string toolDir(const char *argv0) {

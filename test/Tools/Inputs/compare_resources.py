@@ -6,9 +6,9 @@ For each (variant, object, kernel) of <out-dir>/manifest.json it compares
 the kernel's `resources` (the library's normalised registers, spills,
 scratch, occupancy) with fly-tune's table row, print_manifest.py's row and
 fly_snapshot.read_out_dir's Kernel, and the `best` notes of both tables with
-best_per_kernel. With <isa-out-dir> (the same sweep as format=isa, ROCDL) the
-occupancy is also compared with LLVM's own `; Occupancy: N` comment of each
-kernel's assembly. Prints one line per kernel:
+best_per_kernel. With <isa-out-dir> (the same sweep as format=isa, ROCDL,
+assembled with verbose comments) the occupancy is also compared with LLVM's
+own `; Occupancy: N` comment where the assembly has one. Prints one line per kernel:
   <id> <chip> <kernel> <fields>: manifest == table == print_manifest == python
 and exits 1 on any difference; no kernel at all is a failure too.
 """
@@ -115,9 +115,6 @@ def main():
                                                  py, views["table"], views["print_manifest"]))
                     bad += 1
                 checked += 1
-    if isa_dir and not any(llvm_occupancy(isa_dir, v["id"]) for v in manifest["variants"]):
-        print("MISMATCH: no '; Occupancy:' comment in %s" % isa_dir)
-        bad += 1
     if not checked:
         print("MISMATCH: no kernel checked")
     sys.exit(1 if bad or not checked else 0)
