@@ -128,10 +128,16 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
     return emitError(loc) << llvm::toString(std::move(err));
   // Upstream rejects an unknown format only when the binary pass runs, once
   // per variant; say it once, before the prefix runs.
-  if (failed(parseBinaryPass(split->binaryPass, loc)))
+  FailureOr<BinaryPassOptions> binaryPass =
+      parseBinaryPass(split->binaryPass, loc);
+  if (failed(binaryPass))
     return failure();
   result.prefix = split->prefix;
   result.binaryPass = split->binaryPass;
+  if (binaryPass->toolkitPath.empty() && !job.defaultToolkit.empty()) {
+    binaryPass->toolkitPath = job.defaultToolkit;
+    result.binaryPass = printBinaryPass(*binaryPass);
+  }
   result.suffix = split->suffix;
 
   // Non-default llvm::cl options (--stress-regalloc=8) change what the

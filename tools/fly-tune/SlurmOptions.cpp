@@ -26,6 +26,8 @@ static cl::OptionCategory slurmCategory("Slurm (--executor=slurm)");
 // Where and how jobs run, never what they compile.
 [[maybe_unused]] static const bool slurmOptionsOutOfCacheKey =
     (fly::excludeFromCacheKey(slurmCategory), true);
+
+cl::OptionCategory &fly::getSlurmOptionCategory() { return slurmCategory; }
 static cl::opt<std::string> workDirOpt(
     "work-dir",
     cl::desc("Where the snapshot, plan, results and task logs go; every node "
