@@ -18,8 +18,9 @@ import subprocess
 import sys
 import tempfile
 
-OBJECT = re.compile(r'#gpu\.object<#(\w+)\.target<[^>]*?chip = "([^"]+)"[^>]*>,'
-                    r'(?: properties = \{[^}]*\},)? (?:bin|assembly|offload) = "')
+# The object's head; its kernel metadata and properties come before `bin`.
+OBJECT = re.compile(r'#gpu\.object<#(\w+)\.target<[^>]*?chip = "([^"]+)"[^>]*>,')
+PAYLOAD = re.compile(r'\b(?:bin|assembly) = "')
 
 
 def decode_string(text, start):
@@ -58,8 +59,12 @@ def stock_objects(mlir_opt, manifest):
         with open(out, encoding="utf-8", errors="surrogateescape") as f:
             text = f.read()
     objects = []
-    for m in OBJECT.finditer(text):
-        data, _ = decode_string(text, m.end())
+    pos = 0
+    while m := OBJECT.search(text, pos):
+        payload = PAYLOAD.search(text, m.end())
+        if not payload:
+            break
+        data, pos = decode_string(text, payload.end())
         objects.append((m.group(1), m.group(2), data))
     return objects
 

@@ -389,7 +389,7 @@ class Run:
             return self.fits(what, 0)
         t1 = sum(self.probe(target, f"{workload}#{k}", inp) for k, inp in enumerate(inps))
         est = reps * (len(hints) * t1 / p * 1.3 + len(hints) * t1 / p * 0.8)
-        if with_serial:
+        if with_serial and p > 1:
             est += reps * len(hints) * t1
         if not self.fits(what, est):
             return
@@ -397,8 +397,9 @@ class Run:
                 "kernels": len(inps), "t_one_s": round(t1, 3),
                 "t_pre_s": round(sum(self.prefix[(target, i)] for i in inps), 3), "reps": []}
         for rep in range(reps):
-            modes = ["naive-parallel", "fly"]
-            if with_serial:
+            # At P=1 naive parallel is naive serial: measured once.
+            modes = ["naive-parallel", "fly"] if p > 1 else ["naive-serial", "fly"]
+            if with_serial and p > 1:
                 modes.insert(0, "naive-serial")
             if rep % 2:
                 modes.reverse()
@@ -424,8 +425,12 @@ class Run:
         if a.grid == "full":
             pairs = [(p, n) for n in Ns for p in Ps]
         elif a.grid == "default":
+            # Most telling first (a budget cut drops the least): the top P at
+            # the middle N, the N series at the top P, then P downwards.
             mid = 64 if 64 in Ns else Ns[len(Ns) // 2]
-            pairs = [(p, mid) for p in Ps] + [(max(Ps), n) for n in Ns if n != mid]
+            top = max(Ps)
+            pairs = [(top, mid)] + [(top, n) for n in Ns if n != mid] + \
+                [(p, mid) for p in sorted(Ps, reverse=True) if p != top]
         else:
             pairs = [tuple(int(v) for v in x.split(":")) for x in a.grid.split(",")]
         targets = a.targets.split(",")

@@ -29,14 +29,16 @@ def cell_stats(cell):
     t_bin_sum = max(t_one - t_pre, 0) * n
     ideal = t_pre + t_bin_sum / p
     serial = m("naive-serial", "wall_s")
+    parallel = m("naive-parallel", "wall_s") if p > 1 else serial
     serial_est = serial is None
     if serial is None:
         serial = n * t_one
     s = {
         "serial": serial, "serial_est": serial_est,
-        "parallel": m("naive-parallel", "wall_s"), "fly": m("fly", "wall_s"),
-        "cpu_parallel": m("naive-parallel", "cpu_s"), "cpu_fly": m("fly", "cpu_s"),
-        "rss_parallel": m("naive-parallel", "peak_rss_mb"),
+        "parallel": parallel, "fly": m("fly", "wall_s"),
+        "cpu_parallel": m("naive-parallel" if p > 1 else "naive-serial", "cpu_s"),
+        "cpu_fly": m("fly", "cpu_s"),
+        "rss_parallel": m("naive-parallel" if p > 1 else "naive-serial", "peak_rss_mb"),
         "rss_parallel_sum": m("naive-parallel", "peak_rss_sum_mb"),
         "rss_fly": m("fly", "peak_rss_mb"), "ideal": ideal,
         "failures": sum(len(r[x]["failures"]) for r in reps for x in r),
@@ -143,7 +145,9 @@ def render(data, command):
     if cross:
         ns = sorted({c["N"] for c in cross})
         out += ["## Where two-phase pays: kernel compile time x N -> gain", "",
-                "gain = naive parallel wall / fly wall at the same P (> 1: fly is faster). "
+                "gain = naive parallel wall / fly wall at the same P (> 1: fly is faster); "
+                "in parentheses the same ratio of CPU time, which other load on the "
+                "machine does not move. "
                 "Kernels from tiny to GEMM-scale; prefix share = T_pre / one compile.", "",
                 "| target | kernel | one compile s | prefix share | P | "
                 + " | ".join(f"N={n}" for n in ns) + " |",
@@ -154,12 +158,16 @@ def render(data, command):
             if key in seen:
                 continue
             seen.append(key)
-            row = {x["N"]: cell_stats(x)["x_parallel"] for x in cross
-                   if (x["target"], x["workload"]) == key}
+            row = {}
+            for x in cross:
+                if (x["target"], x["workload"]) == key:
+                    st = cell_stats(x)
+                    row[x["N"]] = (f"{fmt(st['x_parallel'])} "
+                                   f"({fmt(ratio(st['cpu_parallel'], st['cpu_fly']))})")
             share = c["t_pre_s"] / c["t_one_s"] if c["t_one_s"] else None
             out.append(f"| {c['target']} | {c['workload'].split(' ', 1)[1]} | "
                        f"{c['t_one_s']:.2f} | {fmt(share, '.0%')} | {c['P']} | "
-                       + " | ".join(fmt(row.get(n)) for n in ns) + " |")
+                       + " | ".join(row.get(n, "-") for n in ns) + " |")
         out.append("")
     if data["skipped"]:
         out += ["## Skipped (budget)", ""]
