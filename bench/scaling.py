@@ -126,13 +126,13 @@ def read_stat(path):
 class Sampler(threading.Thread):
     """Samples the process tree under `root` every `period` seconds."""
 
-    def __init__(self, root, period):
+    def __init__(self, root, period, skip_root=False):
         super().__init__(daemon=True)
-        self.root, self.period = root, period
+        self.root, self.period, self.skip_root = root, period, skip_root
         self.stop = threading.Event()
         self.thread_ticks = {}   # (pid, tid) -> last ticks seen
         self.proc_seen = {}      # pid -> comm
-        self.timeline = []       # (t, tree ticks, tree rss, live procs)
+        self.timeline = []       # (t, busy cores since the last sample, rss, procs)
         self.peak_rss_sum = 0
 
     def tree(self):
@@ -155,10 +155,13 @@ class Sampler(threading.Thread):
 
     def run(self):
         t0 = time.monotonic()
+        last = t0
         while not self.stop.is_set():
             total_ticks = total_rss = 0
             procs = self.tree()
             for pid, st in procs:
+                if self.skip_root and pid == self.root:
+                    continue
                 self.proc_seen.setdefault(pid, st["comm"])
                 total_rss += st["rss"]
                 try:
@@ -168,10 +171,16 @@ class Sampler(threading.Thread):
                 for tid in tids:
                     ts = read_stat(f"/proc/{pid}/task/{tid}/stat")
                     if ts:
-                        self.thread_ticks[(pid, int(tid))] = ts["ticks"]
-                        total_ticks += ts["ticks"]
+                        key = (pid, int(tid))
+                        # CPU since the last sample (a thread that ended in
+                        # between loses its last interval only).
+                        total_ticks += ts["ticks"] - self.thread_ticks.get(key, 0)
+                        self.thread_ticks[key] = ts["ticks"]
             self.peak_rss_sum = max(self.peak_rss_sum, total_rss)
-            self.timeline.append((time.monotonic() - t0, total_ticks, total_rss, len(procs)))
+            now = time.monotonic()
+            self.timeline.append((now - t0, total_ticks / CLK / max(now - last, 1e-3),
+                                  total_rss, len(procs)))
+            last = now
             self.stop.wait(self.period)
 
     def summary(self, root_pid):
@@ -182,12 +191,9 @@ class Sampler(threading.Thread):
         for pid, comm in self.proc_seen.items():
             if pid != root_pid:
                 others[comm] = others.get(comm, 0) + 1
-        # Busy cores over time, from the tree's tick deltas (threads of
-        # processes that ended between samples drop out: a lower bound).
-        cores = []
-        for (t0, k0, _, _), (t1, k1, _, _) in zip(self.timeline, self.timeline[1:]):
-            if t1 > t0 and k1 >= k0:
-                cores.append(round((k1 - k0) / CLK / (t1 - t0), 2))
+        # Busy cores over time (a lower bound: short-lived children that
+        # start and end between two samples are not seen).
+        cores = [round(c, 2) for _, c, _, _ in self.timeline[1:]]
         return {"threads_busy": len(busy),
                 "thread_busy_s": [round(b, 2) for b in busy[:32]],
                 "children_started": others,
@@ -206,7 +212,11 @@ def measure(cmds, parallel, sample_ms, log, deadline=None):
     cpu = 0.0
     peak = 0
     failures = []
-    samplers = []
+    # One sampler over all our children (this process left out).
+    sampler = Sampler(os.getpid(), sample_ms / 1000.0, skip_root=True) if sample_ms else None
+    if sampler:
+        sampler.start()
+    first_pid = None
     while pending or running:
         if deadline and time.monotonic() > deadline and not cut:
             cut = True
@@ -216,10 +226,7 @@ def measure(cmds, parallel, sample_ms, log, deadline=None):
         while pending and len(running) < parallel:
             cmd = pending.pop(0)
             proc = subprocess.Popen(cmd, stdout=log, stderr=log, start_new_session=True)
-            s = Sampler(proc.pid, sample_ms / 1000.0) if sample_ms else None
-            if s:
-                s.start()
-                samplers.append((proc.pid, s))
+            first_pid = first_pid or proc.pid
             running[proc.pid] = (proc, cmd)
         pid, status, ru = os.wait4(-1, os.WNOHANG)
         if pid == 0:
@@ -236,12 +243,11 @@ def measure(cmds, parallel, sample_ms, log, deadline=None):
     wall = time.monotonic() - start
     out = {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3),
            "peak_rss_mb": round(peak / 1024, 1), "failures": failures, "cut": cut}
-    if samplers:
-        for _, s in samplers:
-            s.stop.set()
-            s.join()
-        out["samples"] = [s.summary(pid) for pid, s in samplers]
-        out["peak_rss_sum_mb"] = max(x["peak_rss_sum_mb"] for x in out["samples"])
+    if sampler:
+        sampler.stop.set()
+        sampler.join()
+        out["samples"] = [sampler.summary(first_pid)]
+        out["peak_rss_sum_mb"] = out["samples"][0]["peak_rss_sum_mb"]
     return out
 
 
@@ -420,6 +426,15 @@ class Run:
 
     def run(self):
         a = self.a
+        if a.small:
+            # The smallest kernels everywhere: a smoke test of the harness.
+            for t, (tile, unroll) in (("rocdl", ("32x32", "1")), ("nvvm", ("16x8", "1"))):
+                GEMM[t] = ["gen_gemm.py", "--target", t, "--tiles", tile, "--unroll", unroll]
+                CONFIG_TILES[t] = [tile] * 4
+                CONFIG_UNROLL[t] = unroll
+                CROSSOVER[t] = CROSSOVER[t][:1]
+            global DSL
+            DSL = DSL[:-1] + ["100"]
         Ps = [int(x) for x in a.P.split(",")]
         Ns = [int(x) for x in a.N.split(",")]
         if a.grid == "full":
@@ -451,7 +466,7 @@ class Run:
                                  ["gen_gemm.py", "--target", target, "--tiles", t,
                                   "--unroll", CONFIG_UNROLL[target]])
                         for t in CONFIG_TILES[target]]
-                self.compare(target, "config", inps, 16, top, a.reps, with_serial=False)
+                self.compare(target, "config", inps, a.config_n, top, a.reps, with_serial=False)
         if "dsl" in workloads:
             for target in targets:
                 inp = self.gen("dsl", DSL)
@@ -523,6 +538,10 @@ def main(argv):
     p.add_argument("--sample-ms", type=int, default=100,
                    help="/proc sampling period of fly and naive-parallel runs (0: off)")
     p.add_argument("--budget-s", type=float, default=480)
+    p.add_argument("--config-n", type=int, default=16,
+                   help="hint sets per kernel of the config-space workload (default 16)")
+    p.add_argument("--small", action="store_true",
+                   help="smallest kernels only (a smoke test of the harness)")
     p.add_argument("--work", default="/tmp/fly-scaling-work")
     p.add_argument("--out", required=True)
     p.add_argument("--report", default=None, help="default: <out>/RESULTS-H200.md")

@@ -169,6 +169,30 @@ def render(data, command):
                        f"{c['t_one_s']:.2f} | {fmt(share, '.0%')} | {c['P']} | "
                        + " | ".join(row.get(n, "-") for n in ns) + " |")
         out.append("")
+        # The same from measured CPU components, for N not run: naive costs
+        # t = CPU per full compile; fly costs T_pre + N x c, c = (fly CPU -
+        # T_pre) / N; both spread perfectly over P.
+        model_ns = [1, 4, 16, 64, 256, 1024]
+        out += ["Modelled from the measured CPU components (naive: N x t / P; fly: "
+                "T_pre + N x c / P, with t = naive CPU per compile, c = (fly CPU - T_pre) / N "
+                "at the largest N run, T_pre from the manifest, perfect spreading over P):", "",
+                "| target | kernel | t s | T_pre s | c s | P | "
+                + " | ".join(f"N={n}" for n in model_ns) + " |",
+                "|---|---|---|---|---|---|" + "---|" * len(model_ns)]
+        for key in seen:
+            runs = [x for x in cross if (x["target"], x["workload"]) == key]
+            x = max(runs, key=lambda c: c["N"])
+            st = cell_stats(x)
+            if not st["cpu_parallel"] or not st["cpu_fly"]:
+                continue
+            t = st["cpu_parallel"] / x["N"]
+            pre = x["t_pre_s"]
+            c = max(st["cpu_fly"] - pre, 0) / x["N"]
+            p = x["P"]
+            gains = [(n * t / p) / (pre + n * c / p) for n in model_ns]
+            out.append(f"| {key[0]} | {key[1].split(' ', 1)[1]} | {t:.2f} | {pre:.3f} | {c:.2f} | "
+                       f"{p} | " + " | ".join(f"{g:.2f}" for g in gains) + " |")
+        out.append("")
     if data["skipped"]:
         out += ["## Skipped (budget)", ""]
         out += [f"- {s['what']} (estimate {s['estimate_s']} s)" for s in data["skipped"]]
