@@ -63,6 +63,8 @@ def main(argv):
     p.add_argument("--jobs", type=int, default=0, help="fly-tune --jobs (default 0: threads)")
     p.add_argument("--reps", type=int, default=1)
     p.add_argument("--work", default="/tmp/fly-memory-work")
+    p.add_argument("--merge", action="append", default=[],
+                   help="JSON of an earlier run: its modes join the table")
     p.add_argument("--report", required=True)
     a = p.parse_args(argv)
     tools = [t.split("=", 1) for t in a.fly_tune]
@@ -110,6 +112,16 @@ def main(argv):
             print(f"rep {rep} {name}: {r['maxrss_mb']} MB peak (at {r['peak_at_s']} s), "
                   f"{r['wall_s']} s wall, {r['cpu_s']} s CPU", flush=True)
 
+    # Modes measured by an earlier run of this script on the same machine
+    # and workload (peak RSS does not depend on other load; times do).
+    for path in a.merge:
+        with open(path) as f:
+            for name, runs in json.load(f).items():
+                label = name + " (earlier run)"
+                if label not in results:
+                    results[label] = runs
+                    modes.append((label, None))
+
     def med(name, key):
         return statistics.median(r[key] for r in results[name])
 
@@ -129,7 +141,7 @@ def main(argv):
     with open(a.report, "w") as f:
         f.write("\n".join(lines))
     with open(os.path.splitext(a.report)[0] + ".json", "w") as f:
-        json.dump(results, f, indent=1)
+        json.dump({name: results[name] for name, cmd in modes if cmd}, f, indent=1)
     print("\n".join(lines))
     return 0
 
