@@ -484,6 +484,7 @@ class Run:
 
     def save(self):
         data = {"machine": machine(), "args": vars(self.a), "elapsed_s": round(self.elapsed(), 1),
+                "command": " ".join(["bench/scaling.py"] + self.argv),
                 "single_s": {f"{t} {w}": v for (t, w), v in self.single.items()},
                 "results": self.results, "skipped": self.skipped}
         with open(os.path.join(self.a.out, "scaling.json"), "w") as f:
@@ -501,6 +502,7 @@ def machine():
             "python": platform.python_version(), "cpus": os.cpu_count()}
     try:
         info["affinity"] = len(os.sched_getaffinity(0))
+        info["loadavg"] = [round(x, 1) for x in os.getloadavg()]
         with open("/proc/cpuinfo") as f:
             m = re.search(r"model name\s*:\s*(.*)", f.read())
         info["cpu"] = m.group(1) if m else "?"
@@ -561,6 +563,7 @@ def main(argv):
         if "rocdl" in a.targets and not a.rocm_toolkit:
             p.error("--rocm-toolkit is needed for rocdl")
         run = Run(a)
+        run.argv = argv
         # A SIGTERM (a device call's time limit) still saves what was measured.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))
         try:
@@ -569,7 +572,8 @@ def main(argv):
             run.say("interrupted: writing what was measured")
         data = run.save()
     with open(report, "w") as f:
-        f.write(scaling_report.render(data, " ".join(["bench/scaling.py"] + argv)))
+        f.write(scaling_report.render(data, data.get("command") or
+                                      " ".join(["bench/scaling.py"] + argv)))
     print(f"wrote {report}")
     return 0
 

@@ -87,7 +87,9 @@ def render(data, command):
            "`scaling.json`). Command:", "", "    " + command, "",
            f"Machine: {m.get('cpu', '?')}, {m.get('cpus')} CPUs ({m.get('affinity')} usable), "
            f"{m.get('mem_gb')} GB, GPU {m.get('gpu') or 'none'}, Linux {m.get('kernel')}, "
-           f"Python {m.get('python')}; run took {data['elapsed_s']} s.", "",
+           f"Python {m.get('python')}; run took {data['elapsed_s']} s"
+           + (f"; load average at the end {m['loadavg']}" if m.get("loadavg") else "")
+           + ".", "",
            "Modes: naive serial = N full compiles one after another (fly-opt, preset "
            "pipeline unsplit, the hint set on its own binary pass); naive parallel = the "
            "same N compiles, P processes at a time; fly = `fly-tune --jobs=P --no-cache`. "
@@ -173,9 +175,12 @@ def render(data, command):
         # t = CPU per full compile; fly costs T_pre + N x c, c = (fly CPU -
         # T_pre) / N; both spread perfectly over P.
         model_ns = [1, 4, 16, 64, 256, 1024]
-        out += ["Modelled from the measured CPU components (naive: N x t / P; fly: "
-                "T_pre + N x c / P, with t = naive CPU per compile, c = (fly CPU - T_pre) / N "
-                "at the largest N run, T_pre from the manifest, perfect spreading over P):", "",
+        out += ["Modelled from the measured CPU components (naive: ceil(N / P) x t; fly: "
+                "T_pre + ceil(N / P) x c, with t = naive CPU per compile, T_pre = t x prefix share, "
+                "c = (fly CPU - T_pre) / N at the largest N run, compiles spread evenly over P; "
+                "on a loaded machine the prefix share, from probe wall times, is rough; fly's "
+                "own process start is spread over the N run into c, so small N flatter fly; "
+                "naive's t includes each process's start):", "",
                 "| target | kernel | t s | T_pre s | c s | P | "
                 + " | ".join(f"N={n}" for n in model_ns) + " |",
                 "|---|---|---|---|---|---|" + "---|" * len(model_ns)]
@@ -186,10 +191,11 @@ def render(data, command):
             if not st["cpu_parallel"] or not st["cpu_fly"]:
                 continue
             t = st["cpu_parallel"] / x["N"]
-            pre = x["t_pre_s"]
+            # T_pre in CPU terms: its share of one compile (probe walls).
+            pre = t * min(x["t_pre_s"] / x["t_one_s"], 1.0) if x["t_one_s"] else 0.0
             c = max(st["cpu_fly"] - pre, 0) / x["N"]
             p = x["P"]
-            gains = [(n * t / p) / (pre + n * c / p) for n in model_ns]
+            gains = [(-(-n // p) * t) / (pre + -(-n // p) * c) for n in model_ns]
             out.append(f"| {key[0]} | {key[1].split(' ', 1)[1]} | {t:.2f} | {pre:.3f} | {c:.2f} | "
                        f"{p} | " + " | ".join(f"{g:.2f}" for g in gains) + " |")
         out.append("")
