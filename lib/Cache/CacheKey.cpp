@@ -327,8 +327,11 @@ CommandLineFingerprint getCommandLineFingerprint() {
     ExcludedCategories &excluded = excludedCategories();
     std::lock_guard<std::mutex> lock(excluded.mutex);
     for (auto &[name, option] : registered) {
-      if (option->isPositional() || option->isSink() ||
-          option->isConsumeAfter() || isReportingOption(name))
+      // Only options given on a command line are printed: printing every
+      // registered option made some print paths write gigabytes.
+      if (option->getNumOccurrences() == 0 || option->isPositional() ||
+          option->isSink() || option->isConsumeAfter() ||
+          isReportingOption(name))
         continue;
       if (llvm::any_of(option->Categories,
                        [&](const cl::OptionCategory *category) {
