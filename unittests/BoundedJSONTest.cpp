@@ -36,7 +36,7 @@ TEST(BoundedJSON, DeepNestingIsRefusedWithItsPlace) {
 
 TEST(BoundedJSON, NestingWithinTheLimitAndBracketsInStringsParse) {
   JSONLimits limits;
-  limits.maxDepth = 3;
+  limits.maxDepth = 4;
   std::string text = R"([[{"a": "[[[[\"[[[[", "b": [1]}]])";
   llvm::Expected<llvm::json::Value> value = parseJSONBounded(text, "", limits);
   ASSERT_TRUE(static_cast<bool>(value)) << llvm::toString(value.takeError());

@@ -289,10 +289,10 @@ TEST(CacheKey, NonDefaultCommandLineOptionsAreKeyed) {
   EXPECT_EQ(getCommandLineFingerprint().text, plain.text);
   llvm::cl::getRegisteredOptions()["stress-regalloc"]->reset();
 
-  keyTestKnob = 3;
+  parseArguments({"--fly-key-test-knob=3"});
   EXPECT_NE(getCommandLineFingerprint().text.find("fly-key-test-knob"),
             std::string::npos);
-  keyTestKnob = 0;
+  llvm::cl::getRegisteredOptions()["fly-key-test-knob"]->reset();
   // A tool's own options (an output path) never reach the key.
   parseArguments({"--fly-key-test-output=/some/where"});
   EXPECT_EQ(getCommandLineFingerprint().text, plain.text);
