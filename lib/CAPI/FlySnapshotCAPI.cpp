@@ -191,6 +191,33 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
 
 void flyCompilerDestroy(FlyCompiler compiler) { delete unwrap(compiler); }
 
+/// The checks before a compile, in flyCompilerCompile's order.
+static llvm::Error checkArguments(const char *hintSetsJSON, const char *chip,
+                                  std::vector<fly::HintSet> &hintSets) {
+  // Part of the cache key: a typo must not become a new cache slot.
+  if (llvm::Error err = fly::checkTargetName(chip ? chip : ""))
+    return llvm::createStringError("bad chip: " +
+                                   llvm::toString(std::move(err)));
+  if (hintSetsJSON && *hintSetsJSON) {
+    auto hints = fly::parseHintSetsJSON(hintSetsJSON);
+    if (!hints)
+      return llvm::createStringError("bad hint sets: " +
+                                     llvm::toString(hints.takeError()));
+    hintSets = std::move(*hints);
+  }
+  return llvm::Error::success();
+}
+
+bool flyCheckCompileArguments(const char *hintSetsJSON, const char *chip) {
+  lastError.clear();
+  std::vector<fly::HintSet> hintSets;
+  if (llvm::Error err = checkArguments(hintSetsJSON, chip, hintSets)) {
+    lastError = llvm::toString(std::move(err));
+    return false;
+  }
+  return true;
+}
+
 FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
                              size_t sourceSize, const char *pipeline,
                              const char *hintSetsJSON, const char *chip) {
@@ -204,21 +231,13 @@ FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
                        "of the MLIR text or bytecode)");
   if (!pipeline || !*pipeline)
     return errorResult("no pipeline");
-  // Part of the cache key: a typo must not become a new cache slot.
-  if (llvm::Error err = fly::checkTargetName(chip ? chip : ""))
-    return errorResult("bad chip: " + llvm::toString(std::move(err)));
-
   fly::CompileJob job;
+  if (llvm::Error err = checkArguments(hintSetsJSON, chip, job.hintSets))
+    return errorResult(llvm::toString(std::move(err)));
   job.source.assign(source, sourceSize);
   job.sourceName = "<fly-capi>";
   job.pipeline = pipeline;
   job.chip = chip ? chip : "";
-  if (hintSetsJSON && *hintSetsJSON) {
-    auto hints = fly::parseHintSetsJSON(hintSetsJSON);
-    if (!hints)
-      return errorResult("bad hint sets: " + llvm::toString(hints.takeError()));
-    job.hintSets = std::move(*hints);
-  }
   if (job.hintSets.empty())
     job.hintSets.emplace_back();
 

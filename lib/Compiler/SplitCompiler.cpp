@@ -125,10 +125,16 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
                              "compiles with the backend's defaults)";
   // Upstream rejects an unknown format only when the binary pass runs, once
   // per variant; say it once, before the prefix runs.
-  if (failed(parseBinaryPass(split->binaryPass, loc)))
+  FailureOr<BinaryPassOptions> binaryPass =
+      parseBinaryPass(split->binaryPass, loc);
+  if (failed(binaryPass))
     return failure();
   result.prefix = split->prefix;
   result.binaryPass = split->binaryPass;
+  if (binaryPass->toolkitPath.empty() && !job.defaultToolkit.empty()) {
+    binaryPass->toolkitPath = job.defaultToolkit;
+    result.binaryPass = printBinaryPass(*binaryPass);
+  }
   result.suffix = split->suffix;
 
   CacheKey baseKey;

@@ -106,9 +106,17 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
         return llvm::is_contained(getTargetFamilies(gpuModule),
                                   TargetFamily::ROCDL);
       });
-      if (rocdl != gpuModules.end())
+      if (rocdl != gpuModules.end() &&
+          getBinaryOptsHints(*opts, gpuModules).empty())
         emitWarning(rocdl->getLoc()) << "variant " << entry.id << ": "
                                      << getIgnoredRocdlOptsWarning(*opts);
+      else if (rocdl != gpuModules.end())
+        for (const BinaryOptsMessage &message :
+             describeBinaryOpts(*opts, gpuModules))
+          (message.isWarning ? emitWarning(rocdl->getLoc())
+                             : emitRemark(rocdl->getLoc()))
+              << "variant " << entry.id << ": hint 'opts=" << *opts
+              << "': " << message.text;
     }
     auto [it, inserted] = effectiveOf.try_emplace(entry.extraOpts);
     if (inserted)

@@ -21,6 +21,11 @@ def test_library_found_without_environment():
     assert Compiler.version() == fly_snapshot.__version__
 
 
+def test_library_not_found_is_a_fly_error():
+    assert issubclass(fly_snapshot.LibraryNotFoundError, fly_snapshot.FlyError)
+    assert issubclass(fly_snapshot.LibraryNotFoundError, OSError)
+
+
 @pytest.mark.parametrize("kwargs", [{"jobs": -1}, {"jobs": "2"}, {"jobs": True}])
 def test_bad_compiler_options(kwargs):
     with pytest.raises(InvalidInputError):
@@ -47,11 +52,20 @@ def test_unknown_target_family(compiler):
 
 
 def test_library_rejects_bad_input(rocdl, tile_matmul):
-    # Unknown hint: rejected by the library before anything compiles.
-    with pytest.raises(CompileError, match="unknown hint 'wave_per_eu'"):
+    # Unknown hint, bad value, bad chip: rejected by the library's checks
+    # before anything compiles, as InvalidInputError; hint sets numbered
+    # from 0 as the library numbers them.
+    with pytest.raises(InvalidInputError, match="unknown hint 'wave_per_eu'"):
         rocdl.compile(tile_matmul, hint_sets=[{"wave_per_eu": 2}])
-    with pytest.raises(CompileError, match="out of range"):
-        rocdl.compile(tile_matmul, hint_sets=[{"waves_per_eu": 99}])
+    with pytest.raises(InvalidInputError, match=r"hint set #1: .*out of range"):
+        rocdl.compile(tile_matmul, hint_sets=[{}, {"waves_per_eu": 99}])
+    with pytest.raises(InvalidInputError, match="hint set #0"):
+        rocdl.compile(tile_matmul, hint_sets=[{"maxnreg": "lots"}])
+    with pytest.raises(InvalidInputError, match="hint set #1 must be a dict"):
+        rocdl.compile(tile_matmul, hint_sets=[{}, 3])
+    with pytest.raises(InvalidInputError, match="bad chip"):
+        rocdl.compile(tile_matmul, target="rocdl:gfx9999",
+                      pipeline="builtin.module(gpu-module-to-binary)")
     # Malformed IR: a located parse error.
     with pytest.raises(CompileError, match=r'<fly-capi>":1:23\): expected non-function type'):
         rocdl.compile("module { func.func @f( }")

@@ -20,6 +20,8 @@ namespace cl = llvm::cl;
 using llvm::StringRef;
 
 static cl::OptionCategory slurmCategory("Slurm (--executor=slurm)");
+
+cl::OptionCategory &fly::getSlurmOptionCategory() { return slurmCategory; }
 static cl::opt<std::string> workDirOpt(
     "work-dir",
     cl::desc("Where the snapshot, plan, results and task logs go; every node "

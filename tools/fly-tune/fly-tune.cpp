@@ -15,6 +15,7 @@
 #include "fly/Compiler/SweepReport.h"
 #include "fly/Compiler/TargetName.h"
 #include "fly/Executor/WorkDir.h"
+#include "fly/Hints/ApplyHints.h"
 #include "fly/Hints/TargetChips.h"
 #include "fly/Pipeline/TargetPresets.h"
 #include "fly/Replay/Manifest.h"
@@ -86,8 +87,8 @@ static cl::opt<std::string> toolkitOpt(
     cl::value_desc("dir"), cl::cat(tuneCategory));
 static cl::opt<std::string>
     formatOpt("format",
-              cl::desc("Object format: bin, fatbin, isa (default: fatbin on "
-                       "rocdl, bin on nvvm)"),
+              cl::desc("Object format: bin, fatbin, isa, llvm (default: "
+                       "fatbin on rocdl, bin on nvvm)"),
               cl::init(""), cl::cat(tuneCategory));
 static cl::opt<unsigned>
     jobsOpt("jobs",
@@ -130,7 +131,9 @@ static cl::opt<bool>
 static cl::opt<std::string> executorOpt(
     "executor",
     cl::desc("Where variants compile: batch (in process), isolated (a crash "
-             "fails only its variant) or process (default: isolated)"),
+             "fails only its variant), process (child processes) or slurm "
+             "(a Slurm job array, see the Slurm options) (default: "
+             "isolated)"),
     cl::init("isolated"), cl::cat(tuneCategory));
 static cl::opt<bool> isolateOpt(
     "isolate",
@@ -153,6 +156,13 @@ static cl::opt<bool> reuseIsaOpt(
     "reuse-isa",
     cl::desc("One ISA compile for hint sets that share it (default: on)"),
     cl::init(true), cl::cat(tuneCategory));
+
+static cl::opt<bool> bestAllowNumericsOpt(
+    "best-allow-numerics-changes",
+    cl::desc("The best row may be a hint set that can change results, "
+             "e.g. fast or unsafe math (default: off; such rows say "
+             "'numerics')"),
+    cl::cat(tuneCategory));
 
 static std::string toolDir(const char *argv0) {
   static int anchor;
@@ -230,7 +240,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // Before anything else registers options: these are LLVM's and the
   // linked libraries' static ones, shown by --help-hidden only.
-  fly::hideUnrelatedOptions({&tuneCategory});
+  fly::hideUnrelatedOptions({&tuneCategory, &fly::getSlurmOptionCategory()});
   fly::addVersionPrinter();
   registerAllPasses();
   // fly's own passes too: replays run fly-assemble-isa, which
@@ -239,8 +249,8 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   // The --mlir-* flags just registered apply to both phases; --help lists
-  // fly-tune's own.
-  fly::hideUnrelatedOptions({&tuneCategory});
+  // fly-tune's own and the Slurm executor's.
+  fly::hideUnrelatedOptions({&tuneCategory, &fly::getSlurmOptionCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "fly-tune: compile one GPU kernel under many backend hint sets, "
@@ -390,6 +400,31 @@ int main(int argc, char **argv) {
         job.source, ParserConfig(&context), job.sourceName);
     if (!input)
       return 1;
+    // A target the input names for itself wins over the preset's lowering:
+    // --target's family must be its family, or every variant fails in the
+    // wrong backend.
+    WalkResult mismatch = input->walk([&](gpu::GPUModuleOp gpuModule) {
+      for (Attribute attr : gpuModule.getTargetsAttr()
+                                ? gpuModule.getTargetsAttr().getValue()
+                                : ArrayRef<Attribute>()) {
+        StringRef own = fly::stringifyTargetFamily(fly::getTargetFamily(attr));
+        if (own == family)
+          continue;
+        InFlightDiagnostic diag = emitError(gpuModule.getLoc())
+                                  << "gpu.module @" << gpuModule.getName()
+                                  << " targets " << attr << " (" << own
+                                  << "), but --target=" << targetOpt
+                                  << " lowers for " << family;
+        diag.attachNote() << "pass --target=" << own
+                          << ":<chip> (the chip of the attribute) or drop "
+                             "the target attribute and let --target attach "
+                             "one";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (mismatch.wasInterrupted())
+      return 1;
     fly::InputShape shape = fly::inspectInput(*input);
     std::string format = formatOpt;
     if (format.empty())
@@ -400,6 +435,12 @@ int main(int argc, char **argv) {
         "preset " + targetOpt + ": " + fly::describePreset(preset, shape);
   } else {
     job.pipeline = pipelineOpt;
+    // --toolkit reaches a binary pass without toolkit=, and so does the one
+    // found when the pipeline's family is known (--target given, or
+    // $FLY_ROCM_TOOLKIT, which names a ROCm toolkit).
+    if (!toolkitOpt.empty() || targetOpt.getNumOccurrences() ||
+        (family == "rocdl" && llvm::sys::Process::GetEnv("FLY_ROCM_TOOLKIT")))
+      job.defaultToolkit = toolkit;
   }
 
   fly::SplitCompilerOptions options =
@@ -463,12 +504,13 @@ int main(int argc, char **argv) {
                          ? std::string("cache disabled")
                          : result->cacheExplanation)
                  << "\n";
-  fly::printSweepTable(llvm::outs(), result->variants,
-                       result->variantFromCache);
+  fly::printSweepTable(llvm::outs(), result->variants, result->variantFromCache,
+                       bestAllowNumericsOpt);
 
   fly::SweepHeader header = fly::getSweepHeader("fly-tune", job, *result);
   header.target = llvm::join(result->targets, ",");
   header.targets = result->targets;
+  header.bestAllowsNumericsChanges = bestAllowNumericsOpt;
   if (pipelineOpt.empty())
     header.preset = std::string(targetOpt);
   // The host module with the default variant's binaries, after the suffix:
@@ -488,7 +530,21 @@ int main(int argc, char **argv) {
   if (llvm::Error err = fly::writeSweepOutputs(outDirOpt, result->variants,
                                                header, extraFiles))
     return fail(llvm::toString(std::move(err)));
+  // The whole cause (a ptxas log, say), under the variant it belongs to;
+  // when all failed, the first one's (the others are in the manifest).
+  auto printFailures = [&](bool firstOnly) {
+    llvm::outs().flush();
+    for (const fly::VariantResult &v : result->variants) {
+      if (v.succeeded())
+        continue;
+      llvm::errs() << "fly-tune: variant " << v.id << " failed:\n";
+      printIndented(llvm::errs(), v.error);
+      if (firstOnly)
+        return;
+    }
+  };
   if (result->numFailed() == result->variants.size()) {
+    printFailures(/*firstOnly=*/true);
     llvm::errs() << "fly-tune: error: all "
                  << count(result->variants.size(), "variant") << " failed; "
                  << outDirOpt << "/manifest.json lists their errors\n";
@@ -498,14 +554,7 @@ int main(int argc, char **argv) {
                << " and " << outDirOpt << "/manifest.json\n";
   int status = 0;
   if (unsigned failed = result->numFailed()) {
-    // The whole cause (a ptxas log, say), under the variant it belongs to.
-    llvm::outs().flush();
-    for (const fly::VariantResult &v : result->variants) {
-      if (v.succeeded())
-        continue;
-      llvm::errs() << "fly-tune: variant " << v.id << " failed:\n";
-      printIndented(llvm::errs(), v.error);
-    }
+    printFailures(/*firstOnly=*/false);
     llvm::errs() << "fly-tune: partial: " << failed << " of "
                  << count(result->variants.size(), "variant") << " failed\n";
     status = 2;

@@ -39,6 +39,10 @@ struct CompileJob {
   std::vector<HintSet> hintSets;
   /// The chip, part of both cache keys.
   std::string chip;
+  /// The toolkit for a binary pass that names none (`toolkit=`): fly-tune's
+  /// --toolkit or the one it finds ($FLY_ROCM_TOOLKIT, ...); "" leaves the
+  /// pass as written.
+  std::string defaultToolkit;
 };
 
 struct SplitCompilerOptions {
