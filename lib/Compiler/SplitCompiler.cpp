@@ -98,15 +98,18 @@ static LogicalResult installBinaries(ModuleOp module,
   return success();
 }
 
-void SplitCompiler::buildMainModule(ModuleOp preBinary, CompileResult &result) {
+void SplitCompiler::buildMainModule(OwningOpRef<ModuleOp> preBinary,
+                                    CompileResult &result) {
   if (!result.variants.front().succeeded())
     return;
-  OwningOpRef<ModuleOp> main = cast<ModuleOp>(preBinary->clone());
+  // The pre-binary module's last use: the main module is built in it, not
+  // in a copy (a second whole module at the end of a big sweep).
+  OwningOpRef<ModuleOp> main = std::move(preBinary);
   if (failed(installBinaries(*main, result.variants.front().binaries)))
     return;
   if (!result.suffix.empty()) {
     OpPassManager suffix("builtin.module");
-    if (failed(parsePasses(result.suffix, suffix, preBinary.getLoc())) ||
+    if (failed(parsePasses(result.suffix, suffix, main->getLoc())) ||
         failed(runPipeline(suffix, *main, /*dump=*/true)))
       return;
   }
@@ -169,7 +172,7 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
 
   dumpVariants(result);
   writeReproducers(*preBinary, result);
-  buildMainModule(*preBinary, result);
+  buildMainModule(std::move(preBinary), result);
 
   for (std::string &warning : cache.takeWarnings())
     result.warnings.push_back(std::move(warning));

@@ -146,7 +146,8 @@ private:
   void writeReproducers(mlir::ModuleOp preBinary, CompileResult &result);
   /// The first variant's binaries in place of the gpu.modules, then the host
   /// suffix (SplitCompiler.cpp).
-  void buildMainModule(mlir::ModuleOp preBinary, CompileResult &result);
+  void buildMainModule(mlir::OwningOpRef<mlir::ModuleOp> preBinary,
+                       CompileResult &result);
 
   mlir::LogicalResult runPipeline(mlir::OpPassManager &pipeline,
                                   mlir::ModuleOp op, bool dump);
