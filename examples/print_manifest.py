@@ -3,9 +3,9 @@
 
 One row per variant, object (target) and kernel; one section per target
 family, with the register columns that family has (AMDGPU: VGPR, SGPR, AGPR;
-NVIDIA: REGS). Occupancy and the best row per kernel come from the
-manifest, which fly-tune and the plugin compute the same way for both
-(the best row's note says 'best').
+NVIDIA: REGS). Every cell comes from the manifest: each kernel's
+`resources` (registers, spills, scratch, occupancy, normalised once by the
+library) and `best_per_kernel` (the best row's note says 'best').
 """
 import json
 import sys
@@ -15,18 +15,22 @@ def cell(value):
     return "-" if value is None else str(value)
 
 
-def resources(family, md):
-    """Register columns, spills and scratch/stack of one kernel."""
-    if family == "rocdl":
-        spills = None
-        if "vgpr_spill_count" in md or "sgpr_spill_count" in md:
-            spills = md.get("vgpr_spill_count", 0) + md.get("sgpr_spill_count", 0)
-        agpr = md.get("agpr_count")
-        if agpr is not None and not 0 <= agpr <= 2**31 - 1:
-            agpr = None  # Chips without AGPRs report 0xFFFFFFFF.
-        regs = [md.get("vgpr_count"), md.get("sgpr_count"), agpr]
-        return regs, spills, md.get("private_segment_fixed_size")
-    return [md.get("registers")], None, md.get("frame_bytes")
+def resources(family, res):
+    """Register columns, spills and scratch/stack of one kernel, as the
+    library normalised them (the kernel's `resources`)."""
+    regs = [res["vgpr"], res["sgpr"], res["agpr"]] if family == "rocdl" else [res["registers"]]
+    return regs, res["spills"], res["scratch"]
+
+
+def failure_summary(error):
+    """The error's first line, and the next when the first only introduces
+    it ("`ptxas` invocation failed. Log:"), as fly-tune's row shows it."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    if lines[0].endswith(":") and len(lines) > 1:
+        return lines[0] + " " + lines[1]
+    return lines[0]
 
 
 def main(path):
@@ -51,12 +55,12 @@ def main(path):
             hints = v["hints"] or "(default)"
             if v["status"] != "ok":
                 if family == (families or [None])[0]:
-                    print(f"{v['index']:<3} {hints:<30} FAILED: "
-                          f"{v['error'].splitlines()[0]}")
+                    print(f"{v['index']:<3} {hints:<30} FAILED: {failure_summary(v['error'])}")
                 continue
             ms = f"{v['replay_ms']:.1f}"
-            note = (f"same as #{v['duplicate_of']}"
-                    if v.get("duplicate_of") is not None else "")
+            note = ", ".join(x for x in (
+                f"same as #{v['duplicate_of']}" if v.get("duplicate_of") is not None else "",
+                "numerics" if v.get("changes_numerics") else "") if x)
             for obj in v["objects"]:
                 if obj.get("family") != family:
                     continue
@@ -72,8 +76,8 @@ def main(path):
                           f"{obj['size']:>8}  {'; '.join(x for x in (note, why) if x)}")
                     continue
                 for k in obj["kernels"]:
-                    regs, spills, scratch = resources(family, k["metadata"])
-                    occ = k.get("occupancy", {}).get("value")
+                    regs, spills, scratch = resources(family, k["resources"])
+                    occ = k["resources"]["occupancy"]
                     is_best = best.get((obj["gpu_module"], obj["chip"],
                                         obj.get("target_index", 0),
                                         k["name"])) == v["index"]

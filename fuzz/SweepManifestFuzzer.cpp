@@ -10,14 +10,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fly/Runtime/RegularFile.h"
 #include "fly/Runtime/SweepManifest.h"
+#include "fly/Support/FileName.h"
 
 #include <cstdio>
 #include <cstdlib>
 
 using namespace llvm;
 using namespace fly::rt;
+using fly::isPlainFileName;
 
 static void check(bool ok, const char *what) {
   if (ok)

@@ -12,6 +12,7 @@ PACKAGES=(cmake ninja-build g++ python3 libgtest-dev
           liblld-22-dev                # in-process ld.lld (lib/Backend/AmdgpuLinker.cpp)
           rocm-device-libs
           python3-pytest python3-venv   # fly_snapshot tests (test/Python), pip install check
+          python3-psutil               # lit's per-test timeout (test/lit.cfg.py)
           libamdhip64-dev              # fly-run's HIP backend (AMD GPUs)
           clang-22 libclang-rt-22-dev   # libFuzzer + ASan for scripts/fuzz.sh
           clang-format-22)             # scripts/check-format.sh (CI)
@@ -24,7 +25,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
-cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release -DFLY_SELF_CONTAINED=ON
 ninja -C build
 
 examples/demo.sh build

@@ -3,7 +3,7 @@
 # Slurm) and the GoogleTest units, through ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -f build/build.ninja ] || cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release
+[ -f build/build.ninja ] || cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release -DFLY_SELF_CONTAINED=ON
 ninja -C build
 # The Slurm tests need a cluster: as root, a single-node one is started here
 # (installing the packages on a fresh machine, ~20 s; start ~1 s) and stopped

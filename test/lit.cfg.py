@@ -12,6 +12,16 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.fly_obj_root, "test")
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
+# A hang fails its test instead of the whole run (lit kills the process tree
+# with psutil: python3-psutil, scripts/setup.sh). --timeout overrides it.
+if not lit_config.maxIndividualTestTime:
+    try:
+        import psutil  # noqa: F401
+
+        lit_config.maxIndividualTestTime = 600
+    except ImportError:
+        lit_config.warning("no per-test timeout: python3-psutil is not installed")
+
 # Tools: ours first, then LLVM 22's (mlir-opt, FileCheck, not, split-file).
 config.environment["PATH"] = os.pathsep.join(
     [config.fly_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
@@ -99,6 +109,18 @@ def can_mount_tmpfs():
 
 if can_mount_tmpfs():
     config.available_features.add("tmpfs-mount")
+
+# test/SelfContained: the -DFLY_SELF_CONTAINED=ON artefacts, and (as root)
+# a private mount namespace in which to hide the system's LLVM from them.
+if config.fly_self_contained.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("self-contained")
+try:
+    if os.geteuid() == 0 and subprocess.run(
+            ["unshare", "-m", "true"], stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, timeout=10).returncode == 0:
+        config.available_features.add("mount-namespace")
+except (OSError, subprocess.SubprocessError):
+    pass
 
 # Slurm (test/Slurm): the test cluster of scripts/slurm-local.sh, never the
 # user's SLURM_CONF. The feature is set only when its controller answers.

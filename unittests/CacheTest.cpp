@@ -10,9 +10,11 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Base64.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -41,6 +43,7 @@ HintSet hints(StringRef text) {
 constexpr StringRef kSource = "module { gpu.module @k {} }";
 constexpr StringRef kPrefix = "rocdl-attach-target{chip=gfx942}";
 constexpr StringRef kBinary = "gpu-module-to-binary{format=fatbin toolkit=/x}";
+constexpr StringRef kToolkit = "toolkit=/x";
 
 TEST(CacheKey, BaseKeyCoversInputPrefixAndChip) {
   std::string base = makeBaseKey(kSource, kPrefix, "gfx942").digest();
@@ -67,17 +70,21 @@ TEST(CacheKey, FullKeyChangesWithEachHintAndBinaryOptions) {
                                    "opts=-v"};
   std::set<std::string> keys;
   for (const std::string &set : sets)
-    keys.insert(makeBinaryKey(base, hints(set), kBinary).digest());
+    keys.insert(makeBinaryKey(base, hints(set), kBinary, kToolkit).digest());
   EXPECT_EQ(keys.size(), sets.size()) << "two hint sets share a binary key";
 
-  std::string key = makeBinaryKey(base, hints("maxnreg=64"), kBinary).digest();
+  std::string key =
+      makeBinaryKey(base, hints("maxnreg=64"), kBinary, kToolkit).digest();
   EXPECT_NE(key, makeBinaryKey(base, hints("maxnreg=64"),
-                               "gpu-module-to-binary{format=isa toolkit=/x}")
+                               "gpu-module-to-binary{format=isa toolkit=/x}",
+                               kToolkit)
                      .digest());
   // The canonical form, not the spelling, is keyed.
   EXPECT_EQ(
-      makeBinaryKey(base, hints("waves_per_eu=2,maxnreg=64"), kBinary).digest(),
-      makeBinaryKey(base, hints(" maxnreg=64 , waves_per_eu=2"), kBinary)
+      makeBinaryKey(base, hints("waves_per_eu=2,maxnreg=64"), kBinary, kToolkit)
+          .digest(),
+      makeBinaryKey(base, hints(" maxnreg=64 , waves_per_eu=2"), kBinary,
+                    kToolkit)
           .digest());
 }
 
@@ -85,8 +92,8 @@ TEST(CacheKey, ChipChangesBothKeys) {
   CacheKey a = makeBaseKey(kSource, kPrefix, "gfx942");
   CacheKey b = makeBaseKey(kSource, kPrefix, "gfx90a");
   EXPECT_NE(a.digest(), b.digest());
-  EXPECT_NE(makeBinaryKey(a, hints("maxnreg=64"), kBinary).digest(),
-            makeBinaryKey(b, hints("maxnreg=64"), kBinary).digest());
+  EXPECT_NE(makeBinaryKey(a, hints("maxnreg=64"), kBinary, kToolkit).digest(),
+            makeBinaryKey(b, hints("maxnreg=64"), kBinary, kToolkit).digest());
 }
 
 TEST(CacheKey, BaseKeyIgnoresHints) {
@@ -95,7 +102,7 @@ TEST(CacheKey, BaseKeyIgnoresHints) {
   // test/Tools/fly-tune-cache.test, where new hints reuse phase 1).
   CacheKey base = makeBaseKey(kSource, kPrefix, "gfx942");
   for (const char *set : {"", "waves_per_eu=8", "maxnreg=32,O=0"}) {
-    CacheKey full = makeBinaryKey(base, hints(set), kBinary);
+    CacheKey full = makeBinaryKey(base, hints(set), kBinary, kToolkit);
     EXPECT_EQ(full.parts().front().first, "base");
     EXPECT_EQ(makeBaseKey(kSource, kPrefix, "gfx942").digest(), base.digest());
   }
@@ -103,7 +110,7 @@ TEST(CacheKey, BaseKeyIgnoresHints) {
 
 TEST(CacheKey, EqualInputsGiveEqualKeysAcrossProcesses) {
   std::string here = makeBinaryKey(makeBaseKey(kSource, kPrefix, "gfx942"),
-                                   hints("maxnreg=64"), kBinary)
+                                   hints("maxnreg=64"), kBinary, kToolkit)
                          .digest();
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
@@ -111,7 +118,7 @@ TEST(CacheKey, EqualInputsGiveEqualKeysAcrossProcesses) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     std::string there = makeBinaryKey(makeBaseKey(kSource, kPrefix, "gfx942"),
-                                      hints("maxnreg=64"), kBinary)
+                                      hints("maxnreg=64"), kBinary, kToolkit)
                             .digest();
     (void)!write(fds[1], there.data(), there.size());
     _exit(0);
@@ -122,6 +129,181 @@ TEST(CacheKey, EqualInputsGiveEqualKeysAcrossProcesses) {
   close(fds[0]);
   waitpid(pid, nullptr, 0);
   EXPECT_EQ(here, std::string(buffer, n > 0 ? n : 0));
+}
+
+/// A scratch directory removed at the end of the test.
+class ScratchDir {
+public:
+  ScratchDir() {
+    EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("fly-key-test", path));
+  }
+  ~ScratchDir() { llvm::sys::fs::remove_directories(path); }
+  std::string file(StringRef name, StringRef contents,
+                   unsigned mode = 0644) const {
+    llvm::SmallString<256> at(path);
+    llvm::sys::path::append(at, name);
+    llvm::sys::fs::create_directories(llvm::sys::path::parent_path(at));
+    std::error_code ec;
+    {
+      llvm::raw_fd_ostream os(at, ec);
+      os << contents;
+    }
+    EXPECT_FALSE(ec) << ec.message();
+    llvm::sys::fs::setPermissions(at, static_cast<llvm::sys::fs::perms>(mode));
+    return std::string(at);
+  }
+  /// Gives `file` a modification time `seconds` after the epoch, as a
+  /// rewrite in another second would.
+  static void stamp(StringRef file, int seconds) {
+    int fd;
+    ASSERT_FALSE(llvm::sys::fs::openFileForWrite(
+        file, fd, llvm::sys::fs::CD_OpenExisting, llvm::sys::fs::OF_Append));
+    llvm::sys::TimePoint<> when(std::chrono::seconds(seconds));
+    EXPECT_FALSE(
+        llvm::sys::fs::setLastAccessAndModificationTime(fd, when, when));
+    close(fd);
+  }
+  llvm::SmallString<128> path;
+};
+
+BinaryPassOptions parsePass(mlir::MLIRContext &context, StringRef text) {
+  mlir::FailureOr<BinaryPassOptions> options =
+      parseBinaryPass(text, mlir::UnknownLoc::get(&context));
+  EXPECT_TRUE(mlir::succeeded(options)) << text.str();
+  return mlir::succeeded(options) ? *options : BinaryPassOptions();
+}
+
+TEST(CacheKey, ToolkitWithASpaceKeysItsOwnTools) {
+  // The typed toolkit option, not the printed pass cut at its first space:
+  // ptxas under "<dir>/a b" is hashed (path, version and contents).
+  ScratchDir scratch;
+  std::string toolkit = (scratch.path + "/a b").str();
+  std::string ptxas =
+      scratch.file("a b/bin/ptxas", "#!/bin/sh\necho v1\n", 0755);
+  mlir::MLIRContext context;
+  BinaryPassOptions pass = parsePass(context, "gpu-module-to-binary{toolkit={" +
+                                                  toolkit + "} format=bin}");
+  ASSERT_EQ(pass.toolkitPath, toolkit);
+  BinaryPassInputs nvvm;
+  nvvm.nvvm = true;
+  std::string before = getToolkitFingerprint(pass, nvvm);
+  EXPECT_NE(before.find("ptxas=" + ptxas + " "), std::string::npos) << before;
+  EXPECT_NE(before.find(" v1"), std::string::npos) << before;
+  // Same size, new bytes, new mtime: a new ptxas.
+  scratch.file("a b/bin/ptxas", "#!/bin/sh\necho v2\n", 0755);
+  ScratchDir::stamp(ptxas, 1000);
+  std::string after = getToolkitFingerprint(pass, nvvm);
+  EXPECT_NE(before, after);
+  EXPECT_NE(after.find(" v2"), std::string::npos) << after;
+}
+
+TEST(CacheKey, LinkedLibrariesAreKeyedByContents) {
+  ScratchDir scratch;
+  std::string helper = scratch.file("helper.bc", "BC-one");
+  std::string extra = scratch.file("extra.bc", "EX-one");
+  mlir::MLIRContext context;
+  BinaryPassOptions pass =
+      parsePass(context, "gpu-module-to-binary{l=" + extra + "}");
+  BinaryPassInputs inputs;
+  inputs.rocdl = true;
+  inputs.targetLinkFiles = {helper};
+  std::string first = getToolkitFingerprint(pass, inputs);
+  EXPECT_EQ(first, getToolkitFingerprint(pass, inputs));
+  // Same size, other contents (size + mtime alone would not tell).
+  scratch.file("helper.bc", "BC-two");
+  ScratchDir::stamp(helper, 2000);
+  std::string second = getToolkitFingerprint(pass, inputs);
+  EXPECT_NE(first, second) << "a changed link library keeps its key";
+  scratch.file("extra.bc", "EX-two");
+  ScratchDir::stamp(extra, 2000);
+  EXPECT_NE(second, getToolkitFingerprint(pass, inputs))
+      << "a changed l= library keeps its key";
+}
+
+TEST(CacheKey, DeviceLibrariesAreKeyedByContents) {
+  ScratchDir scratch;
+  std::string ocml = scratch.file("rocm/amdgcn/bitcode/ocml.bc", "ocml-1");
+  mlir::MLIRContext context;
+  BinaryPassOptions pass = parsePass(
+      context, "gpu-module-to-binary{toolkit=" + scratch.path + "/rocm}");
+  BinaryPassInputs inputs;
+  inputs.rocdl = true;
+  std::string first = getToolkitFingerprint(pass, inputs);
+  EXPECT_NE(first.find("ocml.bc="), std::string::npos) << first;
+  scratch.file("rocm/amdgcn/bitcode/ocml.bc", "ocml-2");
+  ScratchDir::stamp(ocml, 3000);
+  EXPECT_NE(first, getToolkitFingerprint(pass, inputs));
+}
+
+TEST(CacheKey, TargetsNameTheirLinkLibraries) {
+  mlir::MLIRContext context;
+  mlir::DialectRegistry registry;
+  registerCompilerDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(
+          R"(module {
+  gpu.module @a [#rocdl.target<chip = "gfx942", link = ["h.bc", "g.bc"]>] {}
+  gpu.module @b [#nvvm.target<chip = "sm_90", link = ["h.bc"]>] {}
+})",
+          &context);
+  ASSERT_TRUE(module);
+  BinaryPassInputs inputs = getBinaryPassInputs(*module);
+  EXPECT_TRUE(inputs.rocdl);
+  EXPECT_TRUE(inputs.nvvm);
+  EXPECT_EQ(inputs.targetLinkFiles, (std::vector<std::string>{"g.bc", "h.bc"}));
+}
+
+llvm::cl::OptionCategory keyTestCategory("fly cache key test");
+llvm::cl::opt<unsigned> keyTestKnob("fly-key-test-knob", llvm::cl::init(0),
+                                    llvm::cl::Hidden);
+llvm::cl::list<std::string> keyTestList("fly-key-test-list", llvm::cl::Hidden);
+llvm::cl::opt<std::string> keyTestOutput("fly-key-test-output",
+                                         llvm::cl::cat(keyTestCategory),
+                                         llvm::cl::Hidden);
+
+void parseArguments(std::vector<const char *> args) {
+  args.insert(args.begin(), "CacheTest");
+  ASSERT_TRUE(llvm::cl::ParseCommandLineOptions(args.size(), args.data(), "",
+                                                &llvm::errs()));
+}
+
+TEST(CacheKey, NonDefaultCommandLineOptionsAreKeyed) {
+  excludeFromCacheKey(keyTestCategory);
+  CommandLineFingerprint plain = getCommandLineFingerprint();
+  EXPECT_TRUE(plain.incomparable.empty());
+  EXPECT_EQ(plain.text, getCommandLineFingerprint().text) << "unstable";
+  EXPECT_EQ(plain.text.find("fly-key-test"), std::string::npos) << plain.text;
+
+  // LLVM's own: the cache-poisoning flag of the report.
+  ASSERT_TRUE(llvm::cl::getRegisteredOptions().count("stress-regalloc"));
+  parseArguments({"--stress-regalloc=8"});
+  CommandLineFingerprint stressed = getCommandLineFingerprint();
+  EXPECT_NE(stressed.text.find("stress-regalloc"), std::string::npos);
+  EXPECT_NE(makeBaseKey(kSource, kPrefix, "gfx942", plain.text).digest(),
+            makeBaseKey(kSource, kPrefix, "gfx942", stressed.text).digest());
+  // Given again at its default: the key of a plain run.
+  parseArguments({"--stress-regalloc=0"});
+  EXPECT_EQ(getCommandLineFingerprint().text, plain.text);
+  llvm::cl::getRegisteredOptions()["stress-regalloc"]->reset();
+
+  keyTestKnob = 3;
+  EXPECT_NE(getCommandLineFingerprint().text.find("fly-key-test-knob"),
+            std::string::npos);
+  keyTestKnob = 0;
+  // A tool's own options (an output path) never reach the key.
+  parseArguments({"--fly-key-test-output=/some/where"});
+  EXPECT_EQ(getCommandLineFingerprint().text, plain.text);
+  // A list cannot be compared with its default: the cache is bypassed.
+  parseArguments({"--fly-key-test-list=a"});
+  EXPECT_EQ(getCommandLineFingerprint().incomparable,
+            std::vector<std::string>{"fly-key-test-list"});
+  // The other tests of this process see default options.
+  keyTestList.reset();
+  keyTestOutput.reset();
+  EXPECT_EQ(getCommandLineFingerprint().text, plain.text);
+  EXPECT_TRUE(getCommandLineFingerprint().incomparable.empty());
 }
 
 TEST(CacheEntry, FrameRoundTripsAndRejectsDamage) {
@@ -392,7 +574,7 @@ TEST_F(VariantCodecTest, RejectsBadPayloadsSilently) {
 
 TEST(CacheKey, BinaryKeyNamesThePayloadLayout) {
   CacheKey key = makeBinaryKey(makeBaseKey(kSource, kPrefix, "gfx942"),
-                               hints("maxnreg=64"), kBinary);
+                               hints("maxnreg=64"), kBinary, kToolkit);
   EXPECT_TRUE(key.explain().get("variant_codec"));
 }
 

@@ -1,10 +1,10 @@
 //===- CacheTrustTest.cpp - What the disk cache refuses, and its locks ----===//
 //
-// Regression tests of issue 16: entries are tied to their key and toolchain
-// (finding 2), untrusted owners and modes are refused (finding 2), special and
-// huge files are not read (finding 12), locks held by this process are never
-// waited on and other processes' locks are waited on for a bounded time
-// (findings 1 and 12).
+// Entries are tied to their key and toolchain, untrusted owners and modes
+// are refused, special and huge files (entries, locks, the pruning
+// timestamp) are neither read nor waited on, locks held by this process are
+// never waited on and other processes' locks are waited on for a bounded
+// time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +20,8 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
+
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -28,6 +30,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 
 using namespace fly;
 using llvm::StringRef;
@@ -66,8 +69,7 @@ protected:
   CacheKey key2 = makeBaseKey("module {}", "canonicalize", "gfx90a");
 };
 
-// Finding 2: `cp <entry of key A> <entry of key B>` delivered A's objects
-// for B, marked cached.
+// `cp <entry of key A> <entry of key B>` must not deliver A's objects for B.
 TEST_F(CacheTrustTest, EntryCopiedUnderAnotherKeysNameIsRefused) {
   {
     CompileCache cache(config());
@@ -129,17 +131,16 @@ TEST_F(CacheTrustTest, NewCacheDirectoryIsPrivate) {
   EXPECT_TRUE(cache.takeWarnings().empty());
 }
 
-// Finding 12: a FIFO entry hung the lookup forever.
+// A FIFO entry is refused without blocking the lookup (a blocked lookup
+// runs into the test's timeout).
 TEST_F(CacheTrustTest, FifoEntryIsRefusedWithoutBlocking) {
   ASSERT_EQ(::mkfifo(entry("binary", key1).c_str(), 0600), 0);
   CompileCache cache(config());
-  auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(cache.lookup("binary", key1).has_value());
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_TRUE(anyContains(cache.takeWarnings(), "not a regular file"));
 }
 
-// Finding 12: /dev/zero or a huge sparse file was read until memory ran out.
+// /dev/zero or a huge sparse file under an entry's name is not read.
 TEST_F(CacheTrustTest, DeviceAndHugeEntriesAreNotRead) {
   ASSERT_FALSE(llvm::sys::fs::create_link("/dev/zero", entry("binary", key1)));
   int fd;
@@ -154,7 +155,7 @@ TEST_F(CacheTrustTest, DeviceAndHugeEntriesAreNotRead) {
   EXPECT_TRUE(anyContains(warnings, "more than"));
 }
 
-// Finding 8: a cache on a full disk (RLIMIT_FSIZE stands in) only warns and
+// A cache on a full disk (RLIMIT_FSIZE stands in) only warns and
 // leaves no entry (no 0-byte or truncated file under the final name).
 TEST_F(CacheTrustTest, FullDiskStoreWarnsAndLeavesNoEntry) {
   pid_t pid = fork();
@@ -179,23 +180,24 @@ TEST_F(CacheTrustTest, FullDiskStoreWarnsAndLeavesNoEntry) {
         << it->path();
 }
 
-// Finding 1: a lock this process holds was waited on (600 s per repeat).
+// A lock this process holds is never waited on.
 TEST_F(CacheTrustTest, LockHeldByThisProcessIsNeverWaitedOn) {
   std::string path = entry("binary", key1);
   CacheKeyLock first(path);
   ASSERT_EQ(first.getState(), CacheKeyLock::State::Owned);
-  auto start = std::chrono::steady_clock::now();
   CacheKeyLock second(path);
+  // Not OwnedByOther: wait() returns without waiting.
   EXPECT_NE(second.getState(), CacheKeyLock::State::OwnedByOther);
-  second.wait();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
-  // getOrCompute of a key this process holds computes at once.
+  // getOrCompute of a key this process holds computes at once: nothing on
+  // stderr says it waited.
   CompileCache cache(config());
   bool hit = true;
+  ::testing::internal::CaptureStderr();
   std::optional<std::string> got = cache.getOrCompute(
       "binary", key1, [] { return std::optional<std::string>("x"); }, hit);
+  std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(got.value_or(""), "x");
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_EQ(said.find("waiting"), std::string::npos) << said;
 }
 
 TEST_F(CacheTrustTest, LockReleasedByThisProcessCanBeTakenAgain) {
@@ -213,7 +215,7 @@ static std::string hostName() {
   return name;
 }
 
-// Finding 12: a lock naming this process's pid (a container reusing the pid
+// A lock naming this process's pid (a container reusing the pid
 // of a killed run) is stale, not "alive".
 TEST_F(CacheTrustTest, LockNamingThisPidThatIsNotHeldIsStale) {
   std::string path = entry("binary", key1);
@@ -226,8 +228,8 @@ TEST_F(CacheTrustTest, LockNamingThisPidThatIsNotHeldIsStale) {
   EXPECT_EQ(lock.getState(), CacheKeyLock::State::Owned);
 }
 
-// Finding 12: a lock naming another live pid was waited on for 600 s
-// silently; now the wait is bounded and the key is computed without it.
+// A lock naming another live pid is waited on for a bounded time, then the
+// key is computed without it.
 TEST_F(CacheTrustTest, LockOfAnotherLiveProcessTimesOut) {
   pid_t child = fork();
   ASSERT_GE(child, 0);
@@ -244,17 +246,110 @@ TEST_F(CacheTrustTest, LockOfAnotherLiveProcessTimesOut) {
   ::setenv("FLY_CACHE_LOCK_TIMEOUT", "1", 1);
   CompileCache cache(config());
   ::unsetenv("FLY_CACHE_LOCK_TIMEOUT");
-  auto start = std::chrono::steady_clock::now();
   bool hit = true;
+  ::testing::internal::CaptureStderr();
   std::optional<std::string> got = cache.getOrCompute(
       "binary", key1, [] { return std::optional<std::string>("x"); }, hit);
-  auto took = std::chrono::steady_clock::now() - start;
+  std::string said = ::testing::internal::GetCapturedStderr();
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   EXPECT_EQ(got.value_or(""), "x");
   EXPECT_FALSE(hit);
-  EXPECT_GE(took, std::chrono::milliseconds(900));
-  EXPECT_LT(took, std::chrono::seconds(10));
+  // It waited (saying who holds the lock), then gave up after the timeout.
+  EXPECT_NE(said.find("is being compiled by pid " + std::to_string(child)),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("gave up waiting 1 s"), std::string::npos) << said;
+}
+
+// A FIFO or a link to /dev/zero under a lock's name would block or exhaust
+// memory in LockFileManager's read of it: the key is computed without the
+// lock, with a warning.
+TEST_F(CacheTrustTest, SpecialFileLocksAreNotOpened) {
+  ASSERT_EQ(::mkfifo((entry("binary", key1) + ".lock").c_str(), 0600), 0);
+  ASSERT_FALSE(
+      llvm::sys::fs::create_link("/dev/zero", entry("binary", key2) + ".lock"));
+  CompileCache cache(config());
+  for (const CacheKey *key : {&key1, &key2}) {
+    bool hit = true;
+    std::optional<std::string> got = cache.getOrCompute(
+        "binary", *key, [] { return std::optional<std::string>("x"); }, hit);
+    EXPECT_EQ(got.value_or(""), "x");
+    EXPECT_FALSE(hit);
+  }
+  std::vector<std::string> warnings = cache.takeWarnings();
+  EXPECT_EQ(std::count_if(warnings.begin(), warnings.end(),
+                          [](const std::string &w) {
+                            return StringRef(w).contains(
+                                "is not a regular file; compiling without the "
+                                "lock");
+                          }),
+            2);
+}
+
+// Pruning writes llvmcache.timestamp: a FIFO there blocked forever, a link
+// wrote outside the cache. Whatever is not a regular file is replaced.
+TEST_F(CacheTrustTest, SpecialTimestampDoesNotBlockPruning) {
+  llvm::SmallString<256> timestamp(dir);
+  llvm::sys::path::append(timestamp, "llvmcache.timestamp");
+  llvm::SmallString<256> outside(dir);
+  llvm::sys::path::append(outside, "outside");
+  for (int special = 0; special < 2; ++special) {
+    llvm::sys::fs::remove(timestamp);
+    if (special == 0)
+      ASSERT_EQ(::mkfifo(timestamp.c_str(), 0600), 0);
+    else
+      ASSERT_FALSE(llvm::sys::fs::create_link(outside, timestamp));
+    CompileCache cache(config());
+    cache.prune();
+    llvm::sys::fs::file_status status;
+    ASSERT_FALSE(llvm::sys::fs::status(timestamp, status, /*Follow=*/false));
+    EXPECT_EQ(status.type(), llvm::sys::fs::file_type::regular_file);
+    EXPECT_FALSE(llvm::sys::fs::exists(outside));
+  }
+}
+
+// Issue 23 finding 10: keys another live process holds were waited for one
+// after another. Here each held key is released only once the previous one
+// was seen free, last key first: waiting key by key would sit on key 0 until
+// its timeout; waiting for all at once sees them free in reverse order.
+TEST_F(CacheTrustTest, HeldKeysAreWaitedForAllAtOnce) {
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::sleep(120);
+    _exit(0);
+  }
+  constexpr size_t kKeys = 8;
+  std::vector<std::string> paths;
+  std::vector<std::unique_ptr<CacheKeyLock>> locks;
+  for (size_t i = 0; i < kKeys; ++i) {
+    paths.push_back(
+        entry("binary", makeBaseKey("module {}", std::to_string(i), "gfx942")));
+    std::error_code ec;
+    llvm::raw_fd_ostream os(paths.back() + ".lock", ec);
+    os << hostName() << " " << child;
+    os.close();
+    locks.push_back(std::make_unique<CacheKeyLock>(paths.back(), 600));
+    ASSERT_EQ(locks.back()->getState(), CacheKeyLock::State::OwnedByOther);
+  }
+  std::vector<CacheKeyLock *> waited;
+  for (auto &lock : locks)
+    waited.push_back(lock.get());
+  llvm::sys::fs::remove(paths.back() + ".lock");
+  std::vector<size_t> order;
+  CacheKeyLock::waitAll(waited, /*maxSeconds=*/60, [&](size_t i) {
+    order.push_back(i);
+    if (i > 0)
+      llvm::sys::fs::remove(paths[i - 1] + ".lock");
+  });
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_EQ(order, (std::vector<size_t>{7, 6, 5, 4, 3, 2, 1, 0}));
+  for (auto &lock : locks) {
+    EXPECT_FALSE(lock->timedOut());
+    EXPECT_EQ(lock->getState(), CacheKeyLock::State::Owned);
+  }
 }
 
 TEST(CacheLockTimeout, EnvironmentIsParsedStrictly) {

@@ -455,6 +455,31 @@ TEST(ParseHintSetsJSON, Malformed) {
   }
 }
 
+// Issue 23 finding 12: json::parse keeps the last of two equal keys, so
+// {"maxnreg":64,"maxnreg":32} compiled as maxnreg=32; --hints rejects the
+// same repeat.
+TEST(ParseHintSetsJSON, DuplicateKeysAreRejectedWithALocation) {
+  std::string err = errorOf(
+      parseHintSetsJSON("[{\"O\": 1},\n {\"maxnreg\": 64, \"maxnreg\": 32}]"));
+  EXPECT_NE(err.find("line 2, column 18: key \"maxnreg\" appears twice"),
+            std::string::npos)
+      << err;
+  // The same key in two objects, or as a string value, is no repeat.
+  Expected<std::vector<HintSet>> sets = parseHintSetsJSON(
+      R"([{"maxnreg": 64}, {"maxnreg": 32, "opts": "maxnreg"}])");
+  ASSERT_TRUE(static_cast<bool>(sets)) << llvm::toString(sets.takeError());
+  EXPECT_EQ(sets->size(), 2u);
+}
+
+// Issue 23 finding 12: true is no integer (it compiled as maxnreg=1).
+TEST(ParseHintSetsJSON, BooleanForAnIntegerHintIsRejected) {
+  std::string err = errorOf(parseHintSetsJSON(R"([{"maxnreg": true}])"));
+  EXPECT_NE(err.find("'maxnreg' takes an integer, not the boolean true"),
+            std::string::npos)
+      << err;
+  EXPECT_TRUE(static_cast<bool>(parseHintSetsJSON(R"([{"fast_fp_math": true}])")));
+}
+
 TEST(ParseHintSetsJSON, WrongTypes) {
   std::string err = errorOf(parseHintSetsJSON(R"({"waves_per_eu": 1})"));
   EXPECT_NE(err.find("must be a list of objects"), std::string::npos) << err;

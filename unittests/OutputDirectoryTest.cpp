@@ -1,9 +1,9 @@
 //===- OutputDirectoryTest.cpp - Out-dirs, file names, safe reads ---------===//
 //
-// Regression tests of issue 16: names from module symbols stay in their
-// directory (finding 5), out-dirs are replaced whole with foreign files kept
-// (findings 10, 11, 8), special files are not read (finding 12), a full disk
-// is an error, not a partial file (finding 8).
+// Names from module symbols stay in their directory, out-dirs are replaced
+// whole with foreign files kept, only staging directories fly made are
+// cleaned up, special files are not read, a full disk is an error, not a
+// partial file.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,8 +24,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <chrono>
 
 using namespace fly;
 using llvm::StringRef;
@@ -165,6 +163,56 @@ TEST_F(OutputDirectoryTest, BadOutDirsAreReportedUpFront) {
   llvm::consumeError(std::move(err));
 }
 
+// Issue 23 finding 12: these were found only when the out-dir was replaced,
+// after the whole sweep had compiled.
+TEST_F(OutputDirectoryTest, DanglingOrLoopingSymlinkIsReportedUpFront) {
+  ASSERT_FALSE(llvm::sys::fs::create_link(path("nowhere"), out));
+  llvm::Error err = OutputDirectory::check(out);
+  ASSERT_TRUE(static_cast<bool>(err));
+  EXPECT_NE(llvm::toString(std::move(err)).find("symlink that leads nowhere"),
+            std::string::npos);
+  ASSERT_FALSE(llvm::sys::fs::remove(out));
+  ASSERT_FALSE(llvm::sys::fs::create_link(out, out));
+  err = OutputDirectory::check(out);
+  ASSERT_TRUE(static_cast<bool>(err));
+  EXPECT_NE(llvm::toString(std::move(err)).find("symlink that leads nowhere"),
+            std::string::npos);
+}
+
+TEST_F(OutputDirectoryTest, DirectoryInsideTheOutDirIsReportedUpFront) {
+  for (std::string inside : {out, out + "/cache", out + "/./a/../cache/x"}) {
+    llvm::Error err = OutputDirectory::checkOutside(out, inside, "cache "
+                                                                 "directory");
+    ASSERT_TRUE(static_cast<bool>(err)) << inside;
+    EXPECT_NE(llvm::toString(std::move(err)).find("is inside out-dir"),
+              std::string::npos);
+  }
+  // Through a symlink to the out-dir, too.
+  ASSERT_FALSE(llvm::sys::fs::create_directory(out));
+  ASSERT_FALSE(llvm::sys::fs::create_link(out, path("alias")));
+  llvm::Error err =
+      OutputDirectory::checkOutside(out, path("alias") + "/c", "cache");
+  EXPECT_TRUE(static_cast<bool>(err));
+  llvm::consumeError(std::move(err));
+  // A sibling whose name starts like the out-dir's is outside.
+  EXPECT_FALSE(static_cast<bool>(
+      OutputDirectory::checkOutside(out, out + "-cache", "cache")));
+}
+
+// Issue 23 finding 12: every run recreated the out-dir with mode 0750.
+TEST_F(OutputDirectoryTest, ReplacedOutDirKeepsItsMode) {
+  writeRun("1", "1");
+  ASSERT_EQ(::chmod(out.c_str(), 0755), 0);
+  writeRun("2", "2");
+  struct stat after;
+  ASSERT_EQ(::stat(out.c_str(), &after), 0);
+  EXPECT_EQ(after.st_mode & 07777, 0755u);
+  ASSERT_EQ(::chmod(out.c_str(), 0711), 0);
+  writeRun("3", "3");
+  ASSERT_EQ(::stat(out.c_str(), &after), 0);
+  EXPECT_EQ(after.st_mode & 07777, 0711u);
+}
+
 TEST_F(OutputDirectoryTest, ForeignFileWithAnOutputsNameIsRefused) {
   ASSERT_FALSE(llvm::sys::fs::create_directory(out));
   {
@@ -181,7 +229,7 @@ TEST_F(OutputDirectoryTest, ForeignFileWithAnOutputsNameIsRefused) {
   EXPECT_EQ(read(out + "/a.txt"), "user's");
 }
 
-// Finding 10: concurrent writers of one out-dir mixed their files.
+// Concurrent writers of one out-dir never mix their files.
 TEST_F(OutputDirectoryTest, ConcurrentWritersNeverMix) {
   constexpr int kWriters = 8;
   std::vector<pid_t> children;
@@ -211,7 +259,7 @@ TEST_F(OutputDirectoryTest, ConcurrentWritersNeverMix) {
   expectOnlyOutDirAndLock();
 }
 
-// Finding 11: a run killed while writing left a mixed out-dir.
+// A run killed while writing leaves the previous out-dir whole.
 TEST_F(OutputDirectoryTest, KilledWriterLeavesThePreviousOutDir) {
   writeRun("1", "1");
   pid_t pid = fork();
@@ -233,7 +281,27 @@ TEST_F(OutputDirectoryTest, KilledWriterLeavesThePreviousOutDir) {
   expectOnlyOutDirAndLock();
 }
 
-// Finding 11: SIGINT or SIGTERM in the middle of the write removes what was
+// A directory of the user's named like a killed run's staging directory
+// (`.<out>.fly-staging-<dead pid>-*`) holds no staging marker: it is kept.
+TEST_F(OutputDirectoryTest, UsersDirectoryNamedLikeStagingIsKept) {
+  pid_t dead = fork();
+  ASSERT_GE(dead, 0);
+  if (dead == 0)
+    _exit(0);
+  waitpid(dead, nullptr, 0);
+  std::string mine = path(".out.fly-staging-" + std::to_string(dead) + "-abc");
+  ASSERT_FALSE(llvm::sys::fs::create_directory(mine));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(mine + "/backup.tar", ec);
+    os << "precious";
+  }
+  writeRun("1", "1");
+  EXPECT_EQ(read(mine + "/backup.tar"), "precious");
+  EXPECT_EQ(read(out + "/a.txt"), "1");
+}
+
+// SIGINT or SIGTERM in the middle of the write removes what was
 // staged (files and the staging directory) and leaves the previous out-dir.
 TEST_F(OutputDirectoryTest, InterruptedWriterLeavesNoTemporaries) {
   writeRun("1", "1");
@@ -257,7 +325,7 @@ TEST_F(OutputDirectoryTest, InterruptedWriterLeavesNoTemporaries) {
   }
 }
 
-// Finding 8: a full disk while writing the out-dir (RLIMIT_FSIZE stands in:
+// A full disk while writing the out-dir (RLIMIT_FSIZE stands in:
 // writes past the limit fail with EFBIG as they would with ENOSPC) is an
 // error and leaves the previous out-dir and no staging directory.
 TEST_F(OutputDirectoryTest, FullDiskLeavesThePreviousOutDir) {
@@ -294,7 +362,7 @@ TEST(SafeFile, SpecialFilesAreRefusedWithoutBlocking) {
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("fly-safefile-test", dir));
   std::string fifo = (dir + "/fifo").str();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  auto start = std::chrono::steady_clock::now();
+  // Without blocking: a blocked read runs into the test's timeout.
   for (StringRef special :
        {StringRef(fifo), StringRef("/dev/zero"), StringRef(dir)}) {
     auto buffer = readRegularFile(special, 1 << 20);
@@ -303,7 +371,6 @@ TEST(SafeFile, SpecialFilesAreRefusedWithoutBlocking) {
       EXPECT_NE(llvm::toString(buffer.takeError()).find("not a regular file"),
                 std::string::npos);
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   std::string big = (dir + "/big").str();
   {
     std::error_code ec;
@@ -317,9 +384,9 @@ TEST(SafeFile, SpecialFilesAreRefusedWithoutBlocking) {
   llvm::sys::fs::remove_directories(dir);
 }
 
-// Finding 8: a full disk was "LLVM ERROR: IO failure on output stream" and
-// left a truncated file under the final name. RLIMIT_FSIZE fails writes
-// past 4 KiB the way a full disk does (EFBIG instead of ENOSPC).
+// A full disk is an error, neither "LLVM ERROR: IO failure on output stream"
+// nor a truncated file under the final name. RLIMIT_FSIZE fails writes past
+// 4 KiB the way a full disk does (EFBIG instead of ENOSPC).
 TEST(SafeFile, FailedWriteIsAnErrorAndLeavesNoFile) {
   llvm::SmallString<128> dir;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("fly-safefile-test", dir));

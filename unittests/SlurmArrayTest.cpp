@@ -187,13 +187,15 @@ static const std::string &slurmUnavailable() {
   GTEST_SKIP() << why
 
 /// Shard commands that create <dir>/done/<item> for every item, except that
-/// an item listed in `failOnce` fails its task the first time.
+/// an item listed in `failOnce` fails its task the first time; a `crash-<i>`
+/// item kills its task at once, the items after it undone.
 static std::vector<ShellCommand> touchShard(const TempDir &dir,
                                             llvm::ArrayRef<unsigned> items) {
   std::string script =
       "d=\"$1\"; shift; s=0; for i in \"$@\"; do "
       "if [ -e \"$d/fail-once-$i\" ]; then rm \"$d/fail-once-$i\"; s=1; "
       "elif [ -e \"$d/fail-always-$i\" ]; then s=1; "
+      "elif [ -e \"$d/crash-$i\" ]; then kill -9 $$; "
       "else echo $i > \"$d/done/$i\"; fi; done; exit $s";
   ShellCommand command = {"/bin/sh", "-c", script, "sh", std::string(dir.path)};
   for (unsigned item : items)
@@ -235,8 +237,9 @@ TEST(SlurmArrayRunner, DeliversEveryItemAndRetriesFailedShards) {
       });
   ASSERT_TRUE(bool(report)) << llvm::toString(report.takeError());
   EXPECT_EQ(report->arrays.size(), 2u);
-  EXPECT_EQ(report->tasksSubmitted, 4u + 1u);
-  // Retried: 4 (failed once, then delivered) and 8 (failed twice).
+  // Retried one per task: 4 (failed once, then delivered) and 8 (failed
+  // twice).
+  EXPECT_EQ(report->tasksSubmitted, 4u + 2u);
   EXPECT_EQ(report->resubmittedItems, 2u);
   ASSERT_EQ(report->failed.size(), 1u);
   EXPECT_EQ(report->failed.begin()->first, 8u);
@@ -247,6 +250,32 @@ TEST(SlurmArrayRunner, DeliversEveryItemAndRetriesFailedShards) {
               llvm::sys::fs::exists(dir.file("done/" + llvm::Twine(item))));
   // Nothing left for a later run to wait for.
   EXPECT_FALSE(llvm::sys::fs::exists(dir.file("state/running-array")));
+}
+
+// Issue 23 finding 5: a crashing item killed its shard, the retry submitted
+// the same shard, and the innocent item after it was lost again.
+TEST(SlurmArrayRunner, SurvivorsOfACrashedShardAreRetriedAlone) {
+  REQUIRE_SLURM();
+  TempDir dir;
+  ASSERT_FALSE(llvm::sys::fs::create_directories(dir.file("done")));
+  touch(dir.file("crash-1"));
+  SlurmArrayRunner runner(testOptions(dir));
+  std::vector<unsigned> items = {0, 1, 2, 3, 4, 5};
+  auto report = runner.run(
+      items, 3,
+      [&](llvm::ArrayRef<unsigned> shard) { return touchShard(dir, shard); },
+      [&](unsigned item) {
+        return llvm::sys::fs::exists(dir.file("done/" + llvm::Twine(item)));
+      });
+  ASSERT_TRUE(bool(report)) << llvm::toString(report.takeError());
+  // Items 1 (the crash) and 2 (killed with it) go again, each alone.
+  EXPECT_EQ(report->resubmittedItems, 2u);
+  EXPECT_EQ(report->tasksSubmitted, 2u + 2u);
+  ASSERT_EQ(report->failed.size(), 1u);
+  EXPECT_EQ(report->failed.begin()->first, 1u);
+  for (unsigned item : items)
+    EXPECT_EQ(item != 1,
+              llvm::sys::fs::exists(dir.file("done/" + llvm::Twine(item))));
 }
 
 TEST(SlurmArrayRunner, SubmitsNothingWhenEverythingIsDone) {

@@ -89,6 +89,13 @@ FLY_CAPI_EXPORTED FlyResult flyCompilerCompile(
     FlyCompiler compiler, const char *source, size_t sourceSize,
     const char *pipeline, const char *hintSetsJSON, const char *chip);
 
+/** Checks the arguments flyCompilerCompile checks before it compiles:
+ *  `hintSetsJSON` (as there; NULL or "" is fine) and `chip`. Returns false
+ *  on the first bad one, flyGetLastError() saying which and why ("bad hint
+ *  sets: hint set #1: ...", "bad chip: ..."; hint sets numbered from 0). */
+FLY_CAPI_EXPORTED bool flyCheckCompileArguments(const char *hintSetsJSON,
+                                                const char *chip);
+
 /** Whether the compile as a whole succeeded (individual variants may still
  *  have failed: see each variant's "error" in its JSON). */
 FLY_CAPI_EXPORTED bool flyResultSucceeded(FlyResult result);

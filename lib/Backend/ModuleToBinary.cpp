@@ -12,12 +12,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "fly/Backend/ModuleToBinary.h"
+#include "fly/Support/FatalErrors.h"
 #include "fly/Support/LLVMCompat.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Target/LLVM/ROCDL/Utils.h"
 
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/IR/DiagnosticHandler.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
+#include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -139,17 +144,51 @@ private:
   gpu::TargetOptions targetOptions;
 };
 
+/// Keeps the error diagnostics of the LLVMContext a serializer compiles in
+/// (AMDGPU's "can't parse second integer attribute", ...): LLVM's default
+/// handler prints them and calls exit(1), which ends every variant of a
+/// sweep and the process that embeds fly. Other severities print as before.
+class LLVMErrorKeeper final : public llvm::DiagnosticHandler {
+public:
+  explicit LLVMErrorKeeper(std::string &errors) : errors(errors) {}
+  bool handleDiagnostics(const llvm::DiagnosticInfo &info) override {
+    if (info.getSeverity() != llvm::DS_Error)
+      return false;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvm::DiagnosticPrinterRawOStream printer(os);
+    info.print(printer);
+    errors += (errors.empty() ? "" : "; ") + text;
+    return true;
+  }
+
+private:
+  std::string &errors;
+};
+
 struct ModuleToBinaryPass
     : fly::impl::FlyModuleToBinaryBase<ModuleToBinaryPass> {
   using FlyModuleToBinaryBase::FlyModuleToBinaryBase;
   ModuleToBinaryPass(const fly::FlyModuleToBinaryOptions &options,
-                     std::shared_ptr<fly::IntermediateCapture> capture)
-      : FlyModuleToBinaryBase(options), capture(std::move(capture)) {}
+                     std::shared_ptr<fly::IntermediateCapture> capture,
+                     bool asUpstream)
+      : FlyModuleToBinaryBase(options), capture(std::move(capture)),
+        asUpstream(asUpstream) {}
+
+  StringRef getName() const override {
+    return asUpstream ? "GpuModuleToBinaryPass"
+                      : FlyModuleToBinaryBase::getName();
+  }
+  StringRef getArgument() const override {
+    return asUpstream ? "gpu-module-to-binary"
+                      : FlyModuleToBinaryBase::getArgument();
+  }
 
   void runOnOperation() override;
 
 private:
   std::shared_ptr<fly::IntermediateCapture> capture;
+  bool asUpstream = false;
 };
 } // namespace
 
@@ -205,16 +244,35 @@ void ModuleToBinaryPass::runOnOperation() {
       keep(Kind::LlvmIR, text);
     };
     auto onIsa = [&](StringRef isa) { keep(Kind::Isa, isa); };
+    std::string llvmErrors;
+    auto onInitialIR = [&](llvm::Module &module) {
+      module.getContext().setDiagnosticHandler(
+          std::make_unique<LLVMErrorKeeper>(llvmErrors));
+    };
     gpu::TargetOptions targetOptions(
         toolkitPath, librariesToLink, cmdOptions, elfSection, *targetFormat,
-        lazyTableBuilder, {}, {},
+        lazyTableBuilder, onInitialIR, {},
         capture ? llvm::function_ref<void(llvm::Module &)>(onOptimizedIR)
                 : nullptr,
         capture ? llvm::function_ref<void(StringRef)>(onIsa) : nullptr);
+    // ROCDL through the mirrored serializer: upstream's drops the callbacks,
+    // and with them the error keeper.
     auto rocdl = dyn_cast<ROCDL::ROCDLTargetAttr>(target);
-    std::optional<SmallVector<char, 0>> serializedModule =
-        rocdl && capture ? serializeRocdl(gpuModule, rocdl, targetOptions)
-                         : target.serializeToObject(gpuModule, targetOptions);
+    std::optional<SmallVector<char, 0>> serializedModule;
+    std::optional<std::string> ended = fly::runUnwindingFatalErrors([&] {
+      serializedModule =
+          rocdl ? serializeRocdl(gpuModule, rocdl, targetOptions)
+                : target.serializeToObject(gpuModule, targetOptions);
+    });
+    if (ended) {
+      gpuModule.emitError() << "the binary pass hit " << *ended;
+      return nullptr;
+    }
+    if (!llvmErrors.empty()) {
+      gpuModule.emitError()
+          << "the LLVM backend reported an error: " << llvmErrors;
+      return nullptr;
+    }
     if (!serializedModule) {
       gpuModule.emitError("An error happened while serializing the module.");
       return nullptr;
@@ -238,6 +296,8 @@ void ModuleToBinaryPass::runOnOperation() {
 
 std::unique_ptr<Pass>
 fly::createFlyModuleToBinary(const FlyModuleToBinaryOptions &options,
-                             std::shared_ptr<IntermediateCapture> capture) {
-  return std::make_unique<ModuleToBinaryPass>(options, std::move(capture));
+                             std::shared_ptr<IntermediateCapture> capture,
+                             bool asUpstream) {
+  return std::make_unique<ModuleToBinaryPass>(options, std::move(capture),
+                                              asUpstream);
 }

@@ -30,9 +30,7 @@ namespace {
 using TempFile = std::pair<SmallString<128>, FileRemover>;
 } // namespace
 
-/// Upstream's search order: <toolkit>/bin, PATH, getCUDAToolkitPath()/bin.
-static std::optional<std::string> findTool(StringRef tool, StringRef toolkit,
-                                           Location loc) {
+std::optional<std::string> findCudaTool(StringRef tool, StringRef toolkit) {
   SmallString<256> path;
   if (!toolkit.empty()) {
     path = toolkit;
@@ -49,6 +47,13 @@ static std::optional<std::string> findTool(StringRef tool, StringRef toolkit,
     if (sys::fs::can_execute(path))
       return path.str().str();
   }
+  return std::nullopt;
+}
+
+static std::optional<std::string> findTool(StringRef tool, StringRef toolkit,
+                                           Location loc) {
+  if (std::optional<std::string> found = findCudaTool(tool, toolkit))
+    return found;
   emitError(loc) << "Couldn't find the `" << tool
                  << "` binary. Please specify the toolkit path, add the "
                     "compiler to $PATH, or set one of the environment "

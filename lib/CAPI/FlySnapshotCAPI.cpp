@@ -15,6 +15,7 @@
 #include "fly/Compiler/TargetName.h"
 #include "fly/Hints/HintRegistry.h"
 #include "fly/Replay/Manifest.h"
+#include "fly/Support/BoundedJSON.h"
 #include "fly/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -117,7 +118,8 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
   // fly-tune processes.
   options.executor = fly::ExecutorKind::Process;
   if (optionsJSON && *optionsJSON) {
-    llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(optionsJSON);
+    llvm::Expected<llvm::json::Value> parsed =
+        fly::parseJSONBounded(optionsJSON, "");
     if (!parsed) {
       lastError = "bad compiler options: " + llvm::toString(parsed.takeError());
       return FlyCompiler{nullptr};
@@ -203,6 +205,33 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
 
 void flyCompilerDestroy(FlyCompiler compiler) { delete unwrap(compiler); }
 
+/// The checks before a compile, in flyCompilerCompile's order.
+static llvm::Error checkArguments(const char *hintSetsJSON, const char *chip,
+                                  std::vector<fly::HintSet> &hintSets) {
+  // Part of the cache key: a typo must not become a new cache slot.
+  if (llvm::Error err = fly::checkTargetName(chip ? chip : ""))
+    return llvm::createStringError("bad chip: " +
+                                   llvm::toString(std::move(err)));
+  if (hintSetsJSON && *hintSetsJSON) {
+    auto hints = fly::parseHintSetsJSON(hintSetsJSON);
+    if (!hints)
+      return llvm::createStringError("bad hint sets: " +
+                                     llvm::toString(hints.takeError()));
+    hintSets = std::move(*hints);
+  }
+  return llvm::Error::success();
+}
+
+bool flyCheckCompileArguments(const char *hintSetsJSON, const char *chip) {
+  lastError.clear();
+  std::vector<fly::HintSet> hintSets;
+  if (llvm::Error err = checkArguments(hintSetsJSON, chip, hintSets)) {
+    lastError = llvm::toString(std::move(err));
+    return false;
+  }
+  return true;
+}
+
 FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
                              size_t sourceSize, const char *pipeline,
                              const char *hintSetsJSON, const char *chip) {
@@ -216,21 +245,13 @@ FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
                        "of the MLIR text or bytecode)");
   if (!pipeline || !*pipeline)
     return errorResult("no pipeline");
-  // Part of the cache key: a typo must not become a new cache slot.
-  if (llvm::Error err = fly::checkTargetName(chip ? chip : ""))
-    return errorResult("bad chip: " + llvm::toString(std::move(err)));
-
   fly::CompileJob job;
+  if (llvm::Error err = checkArguments(hintSetsJSON, chip, job.hintSets))
+    return errorResult(llvm::toString(std::move(err)));
   job.source.assign(source, sourceSize);
   job.sourceName = "<fly-capi>";
   job.pipeline = pipeline;
   job.chip = chip ? chip : "";
-  if (hintSetsJSON && *hintSetsJSON) {
-    auto hints = fly::parseHintSetsJSON(hintSetsJSON);
-    if (!hints)
-      return errorResult("bad hint sets: " + llvm::toString(hints.takeError()));
-    job.hintSets = std::move(*hints);
-  }
   if (job.hintSets.empty())
     job.hintSets.emplace_back();
 
@@ -400,8 +421,9 @@ const char *flyGetPresetPipeline(const char *target, const char *toolkit) {
                         : fly::findToolkit(spec->family, getLibraryDir());
   if (dir.empty()) {
     lastError = "no toolkit found for " + spec->family +
-                ": pass one (a ROCm-shaped folder with amdgcn/bitcode and "
-                "llvm/bin/ld.lld, or the CUDA toolkit)";
+                ": pass one (a folder with amdgcn/bitcode, the ROCm device "
+                "libraries, or the CUDA toolkit: else CUDA_HOME, CUDA_PATH "
+                "or ptxas on PATH)";
     return nullptr;
   }
   static thread_local std::string pipeline;

@@ -1,6 +1,7 @@
 //===- CompileCache.cpp - Memory + disk cache of compile stages -----------===//
 
 #include "fly/Cache/CompileCache.h"
+#include "fly/Support/BoundedJSON.h"
 #include "fly/Support/Environment.h"
 
 #include "fly/Support/SafeFile.h"
@@ -17,7 +18,10 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <thread>
 #include <unistd.h>
 
 using namespace llvm;
@@ -159,7 +163,7 @@ std::string CompileCache::entryPath(StringRef kind, const CacheKey &key) const {
 std::optional<std::string> CompileCache::lookup(StringRef kind,
                                                 const CacheKey &key) {
   // FLY_ALWAYS_COMPILE: every lookup misses; entries are still written.
-  if (!config.enabled || config.alwaysCompile)
+  if (!enabled() || config.alwaysCompile)
     return std::nullopt;
   std::string id = (kind + ":" + key.digest()).str();
   std::lock_guard<std::mutex> lock(mutex);
@@ -214,7 +218,7 @@ std::optional<std::string> CompileCache::lookup(StringRef kind,
 
 void CompileCache::store(StringRef kind, const CacheKey &key,
                          StringRef payload) {
-  if (!config.enabled)
+  if (!enabled())
     return;
   std::lock_guard<std::mutex> lock(mutex);
   memory[(kind + ":" + key.digest()).str()] = payload.str();
@@ -320,8 +324,10 @@ void CacheKeyLock::tryLock() {
   std::lock_guard<std::mutex> guard(held.mutex);
   manager.reset();
   // Held by this process (another thread, a repeated key): never wait on
-  // ourselves; compute without the lock.
-  if (held.paths.contains(path)) {
+  // ourselves; compute without the lock. A lock name that is not a regular
+  // file (a FIFO, a link to /dev/zero) would block or exhaust memory in
+  // LockFileManager's read of it.
+  if (held.paths.contains(path) || existsAsNonRegularFile(path + ".lock")) {
     state = State::Unavailable;
     return;
   }
@@ -355,59 +361,122 @@ void CacheKeyLock::tryLock() {
   state = State::OwnedByOther;
 }
 
+bool CacheKeyLock::mayBeFree() const {
+  if (!sys::fs::exists(path + ".lock"))
+    return true;
+  std::optional<LockOwner> owner = readLockOwner(path);
+  return owner && owner->host == hostName() && ::kill(owner->pid, 0) != 0 &&
+         errno == ESRCH;
+}
+
+std::string CacheKeyLock::describeOwner() const {
+  std::optional<LockOwner> owner = readLockOwner(path);
+  if (!owner)
+    return "another process";
+  return formatv("pid {0} on {1} (lock taken {2} s ago)", owner->pid,
+                 owner->host, owner->age.count())
+      .str();
+}
+
 void CacheKeyLock::wait(std::optional<unsigned> maxSeconds) {
-  if (state != State::OwnedByOther)
-    return;
+  CacheKeyLock *self = this;
+  waitAll(ArrayRef(&self, 1), maxSeconds);
+}
+
+void CacheKeyLock::waitAll(ArrayRef<CacheKeyLock *> locks,
+                           std::optional<unsigned> maxSeconds,
+                           function_ref<void(size_t)> ready) {
   using namespace std::chrono;
-  const seconds limit(maxSeconds.value_or(timeoutSeconds));
   const steady_clock::time_point start = steady_clock::now();
-  std::string entry = sys::path::filename(path).str();
-  auto describeOwner = [&] {
-    std::optional<LockOwner> owner = readLockOwner(path);
-    if (!owner)
-      return std::string("another process");
-    return formatv("pid {0} on {1} (lock taken {2} s ago)", owner->pid,
-                   owner->host, owner->age.count())
-        .str();
-  };
-  errs() << formatv("fly: cache entry {0} is being compiled by {1}; waiting "
-                    "at most {2} s (FLY_CACHE_LOCK_TIMEOUT)\n",
-                    entry, describeOwner(), limit.count());
-  while (true) {
-    seconds waited = duration_cast<seconds>(steady_clock::now() - start);
-    if (waited >= limit)
-      break;
-    // Slices of at most 10 s, so that a long wait says it is still waiting.
-    seconds slice = std::min(limit - waited, seconds(10));
-    WaitForUnlockResult result = manager->waitForUnlockFor(slice);
-    if (result != WaitForUnlockResult::Timeout) {
-      // The owner finished or died: try again, taking over a stale lock.
-      tryLock();
-      if (state != State::OwnedByOther)
-        return;
-      continue;
-    }
-    waited = duration_cast<seconds>(steady_clock::now() - start);
-    if (waited < limit)
-      errs() << formatv("fly: still waiting for cache entry {0} ({1} s): "
-                        "held by {2}\n",
-                        entry, waited.count(), describeOwner());
+  std::vector<size_t> held;
+  for (auto [i, lock] : llvm::enumerate(locks)) {
+    if (lock->state == State::OwnedByOther)
+      held.push_back(i);
+    else if (ready)
+      ready(i);
   }
-  errs() << formatv("fly: gave up waiting {0} s for cache entry {1} held by "
-                    "{2}; compiling it here without the lock\n",
-                    limit.count(), entry, describeOwner());
-  manager.reset();
-  state = State::Unavailable;
-  gaveUp = true;
+  // Said per key for a few, then counted: a sweep may wait for thousands.
+  constexpr size_t kNamed = 8;
+  auto entry = [&](size_t i) {
+    return sys::path::filename(locks[i]->path).str();
+  };
+  auto limitOf = [&](size_t i) {
+    return seconds(maxSeconds.value_or(locks[i]->timeoutSeconds));
+  };
+  for (auto [n, i] : llvm::enumerate(held)) {
+    if (n == kNamed) {
+      errs() << formatv("fly: ... and {0} more cache entries held by other "
+                        "processes; waiting for all of them at once\n",
+                        held.size() - kNamed);
+      break;
+    }
+    errs() << formatv("fly: cache entry {0} is being compiled by {1}; waiting "
+                      "at most {2} s (FLY_CACHE_LOCK_TIMEOUT)\n",
+                      entry(i), locks[i]->describeOwner(), limitOf(i).count());
+  }
+  milliseconds interval(10);
+  steady_clock::time_point nextReport = start + seconds(10);
+  size_t gaveUpCount = 0;
+  while (!held.empty()) {
+    std::vector<size_t> still;
+    for (size_t i : held) {
+      CacheKeyLock &lock = *locks[i];
+      if (lock.mayBeFree()) {
+        // The owner finished or died: try again, taking over a stale lock.
+        lock.tryLock();
+        if (lock.state != State::OwnedByOther) {
+          if (ready)
+            ready(i);
+          continue;
+        }
+      }
+      if (steady_clock::now() - start >= limitOf(i)) {
+        if (gaveUpCount++ < kNamed)
+          errs() << formatv("fly: gave up waiting {0} s for cache entry {1} "
+                            "held by {2}; compiling it here without the lock\n",
+                            limitOf(i).count(), entry(i), lock.describeOwner());
+        lock.manager.reset();
+        lock.state = State::Unavailable;
+        if (ready)
+          ready(i);
+        continue;
+      }
+      still.push_back(i);
+    }
+    held = std::move(still);
+    if (held.empty())
+      break;
+    steady_clock::time_point now = steady_clock::now();
+    if (now >= nextReport) {
+      errs() << formatv("fly: still waiting for {0} cache entr{1} ({2} s): "
+                        "held by {3}\n",
+                        held.size(), held.size() == 1 ? "y" : "ies",
+                        duration_cast<seconds>(now - start).count(),
+                        locks[held.front()]->describeOwner());
+      nextReport = now + seconds(10);
+    }
+    std::this_thread::sleep_for(interval);
+    interval = std::min(interval * 2, milliseconds(500));
+  }
+  if (gaveUpCount > kNamed)
+    errs() << formatv("fly: gave up waiting for {0} more cache entries; "
+                      "compiling them here without their locks\n",
+                      gaveUpCount - kNamed);
 }
 
 std::unique_ptr<CacheKeyLock> CompileCache::lock(StringRef kind,
                                                  const CacheKey &key) {
   std::lock_guard<std::mutex> guard(mutex);
-  if (!config.enabled || !ensureDirectory())
+  if (!enabled() || !ensureDirectory())
     return std::make_unique<CacheKeyLock>();
-  return std::make_unique<CacheKeyLock>(entryPath(kind, key),
-                                        lockTimeoutSeconds);
+  std::string path = entryPath(kind, key);
+  if (existsAsNonRegularFile(path + ".lock")) {
+    warn(formatv("cache lock '{0}.lock' is not a regular file; compiling "
+                 "without the lock",
+                 path));
+    return std::make_unique<CacheKeyLock>();
+  }
+  return std::make_unique<CacheKeyLock>(path, lockTimeoutSeconds);
 }
 
 std::optional<std::string>
@@ -442,7 +511,7 @@ static std::string slotPath(StringRef dir, StringRef slot) {
 }
 
 std::string CompileCache::explainMiss(StringRef slot, const CacheKey &key) {
-  if (!config.enabled || !config.useDisk)
+  if (!enabled() || !config.useDisk)
     return "";
   Expected<std::unique_ptr<MemoryBuffer>> buffer =
       readRegularFile(slotPath(config.directory, slot), 1 << 20);
@@ -450,7 +519,8 @@ std::string CompileCache::explainMiss(StringRef slot, const CacheKey &key) {
     consumeError(buffer.takeError());
     return "no earlier compile of this input is recorded";
   }
-  Expected<json::Value> previous = json::parse((*buffer)->getBuffer());
+  Expected<json::Value> previous =
+      parseJSONBounded((*buffer)->getBuffer(), "cache slot record");
   const json::Object *prevParts = previous ? previous->getAsObject() : nullptr;
   if (!previous)
     consumeError(previous.takeError());
@@ -469,7 +539,7 @@ std::string CompileCache::explainMiss(StringRef slot, const CacheKey &key) {
 
 void CompileCache::recordSlot(StringRef slot, const CacheKey &key) {
   std::lock_guard<std::mutex> lock(mutex);
-  if (!config.enabled || !ensureDirectory())
+  if (!enabled() || !ensureDirectory())
     return;
   std::string text;
   raw_string_ostream(text) << json::Value(key.explain());
@@ -480,6 +550,18 @@ void CompileCache::recordSlot(StringRef slot, const CacheKey &key) {
 void CompileCache::prune() {
   if (!config.enabled || !config.useDisk || !diskUsable || !config.maxBytes)
     return;
+  // pruneCache opens the timestamp for writing: a FIFO there would block
+  // forever, a symbolic link would write outside the cache. The name is the
+  // cache's own, so whatever else is there goes.
+  SmallString<256> timestamp(config.directory);
+  sys::path::append(timestamp, "llvmcache.timestamp");
+  if (existsAsNonRegularFile(timestamp) && sys::fs::remove(timestamp)) {
+    std::lock_guard<std::mutex> lock(mutex);
+    warn(formatv("not pruning the cache: '{0}' is not a regular file and "
+                 "cannot be removed",
+                 timestamp));
+    return;
+  }
   CachePruningPolicy policy;
   policy.Interval = std::chrono::seconds(0);
   policy.MaxSizeBytes = config.maxBytes;

@@ -1,6 +1,7 @@
 //===- VariantCodec.cpp - VariantResult <-> cache payload -----------------===//
 
 #include "fly/Cache/VariantCodec.h"
+#include "fly/Support/BoundedJSON.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -170,7 +171,7 @@ readIntermediates(const json::Array &array) {
 
 std::optional<VariantResult> decodeVariant(StringRef payload,
                                            mlir::MLIRContext &context) {
-  Expected<json::Value> root = json::parse(payload);
+  Expected<json::Value> root = parseJSONBounded(payload, "cache entry");
   if (!root) {
     consumeError(root.takeError());
     return std::nullopt;

@@ -29,7 +29,7 @@ OwningOpRef<ModuleOp> SplitCompiler::runOrLoadPrefix(const CompileJob &job,
   Location loc = FileLineColLoc::get(&context, job.sourceName, 0, 0);
   // The keys hash the whole source: not worth it for a cache that is off.
   if (cache.enabled()) {
-    baseKey = makeBaseKey(job.source, result.prefix, job.chip);
+    baseKey = makeBaseKey(job.source, result.prefix, job.chip, commandLineKey);
     result.baseKey = baseKey.digest();
   }
   OwningOpRef<ModuleOp> preBinary;

@@ -52,27 +52,61 @@ std::string getPresetPipeline(const TargetSpec &target, StringRef toolkit,
                  target.chip, binary);
 }
 
-std::string findToolkit(StringRef family, StringRef anchorDir) {
+static bool hasFile(StringRef dir, StringRef relative) {
+  SmallString<256> path(dir);
+  sys::path::append(path, relative);
+  return sys::fs::exists(path);
+}
+
+/// CUDA users' order: $CUDA_HOME, $CUDA_PATH, the ptxas on PATH (its
+/// toolkit is the folder above bin/), /usr/local/cuda, and last the toolkit
+/// found when fly was configured. A candidate counts if it has bin/ptxas.
+static FoundToolkit locateCudaToolkit() {
+  for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
+    if (std::optional<std::string> env = sys::Process::GetEnv(var))
+      if (!env->empty() && hasFile(*env, "bin/ptxas"))
+        return {*env, std::string("$") + var};
+  if (std::optional<std::string> ptxas =
+          sys::Process::FindInEnvPath("PATH", "ptxas")) {
+    SmallString<256> real;
+    if (sys::fs::real_path(*ptxas, real))
+      real = *ptxas;
+    StringRef toolkit = sys::path::parent_path(sys::path::parent_path(real));
+    if (!toolkit.empty())
+      return {toolkit.str(), "ptxas on PATH: " + *ptxas};
+  }
+  for (StringRef dir :
+       {StringRef("/usr/local/cuda"), StringRef(FLY_DEFAULT_CUDA_TOOLKIT)})
+    if (!dir.empty() && hasFile(dir, "bin/ptxas"))
+      return {dir.str(), dir == "/usr/local/cuda" ? "the default location"
+                                                  : "configured at build time"};
+  return {};
+}
+
+FoundToolkit locateToolkit(StringRef family, StringRef anchorDir) {
   if (family != "rocdl")
-    return FLY_DEFAULT_CUDA_TOOLKIT;
+    return locateCudaToolkit();
   if (std::optional<std::string> env = sys::Process::GetEnv("FLY_ROCM_TOOLKIT"))
-    return *env;
+    return {*env, "$FLY_ROCM_TOOLKIT"};
   SmallString<256> parent(sys::path::parent_path(anchorDir));
   SmallString<256> beside(parent), installed(parent);
   sys::path::append(beside, "rocm-toolkit");
   sys::path::append(installed, "share", "fly-snapshot", "rocm-toolkit");
-  for (StringRef dir :
-       {StringRef(beside), StringRef(installed),
-        StringRef(FLY_INSTALL_TOOLKIT_DIR), StringRef(FLY_BUILD_TOOLKIT_DIR),
-        StringRef("/opt/rocm")}) {
-    if (dir.empty())
-      continue;
-    SmallString<256> lld(dir);
-    sys::path::append(lld, "llvm", "bin", "ld.lld");
-    if (sys::fs::exists(lld))
-      return dir.str();
-  }
-  return "";
+  // ld.lld runs in-process: the device libraries are all a folder needs.
+  std::pair<StringRef, StringRef> candidates[] = {
+      {beside, "beside the program"},
+      {installed, "the installed prefix"},
+      {FLY_INSTALL_TOOLKIT_DIR, "the install folder configured at build time"},
+      {FLY_BUILD_TOOLKIT_DIR, "the build tree"},
+      {"/opt/rocm", "the default location"}};
+  for (auto [dir, origin] : candidates)
+    if (!dir.empty() && hasFile(dir, "amdgcn/bitcode/ockl.bc"))
+      return {dir.str(), origin.str()};
+  return {};
+}
+
+std::string findToolkit(StringRef family, StringRef anchorDir) {
+  return locateToolkit(family, anchorDir).dir;
 }
 
 } // namespace fly

@@ -4,6 +4,7 @@
 
 #include "fly/Executor/WorkDir.h"
 #include "fly/Hints/BackendOpts.h"
+#include "fly/Hints/HintSetLimit.h"
 #include "fly/Hints/TargetChips.h"
 #include "fly/Pipeline/SplitPipeline.h"
 #include "fly/Pipeline/StageDumper.h"
@@ -98,15 +99,18 @@ static LogicalResult installBinaries(ModuleOp module,
   return success();
 }
 
-void SplitCompiler::buildMainModule(ModuleOp preBinary, CompileResult &result) {
+void SplitCompiler::buildMainModule(OwningOpRef<ModuleOp> preBinary,
+                                    CompileResult &result) {
   if (!result.variants.front().succeeded())
     return;
-  OwningOpRef<ModuleOp> main = cast<ModuleOp>(preBinary->clone());
+  // The pre-binary module's last use: the main module is built in it, not
+  // in a copy (a second whole module at the end of a big sweep).
+  OwningOpRef<ModuleOp> main = std::move(preBinary);
   if (failed(installBinaries(*main, result.variants.front().binaries)))
     return;
   if (!result.suffix.empty()) {
     OpPassManager suffix("builtin.module");
-    if (failed(parsePasses(result.suffix, suffix, preBinary.getLoc())) ||
+    if (failed(parsePasses(result.suffix, suffix, main->getLoc())) ||
         failed(runPipeline(suffix, *main, /*dump=*/true)))
       return;
   }
@@ -123,13 +127,39 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
   if (job.hintSets.empty())
     return emitError(loc) << "no hint sets: give at least one (an empty set "
                              "compiles with the backend's defaults)";
+  if (llvm::Error err = checkHintSetCount(job.hintSets.size()))
+    return emitError(loc) << llvm::toString(std::move(err));
   // Upstream rejects an unknown format only when the binary pass runs, once
   // per variant; say it once, before the prefix runs.
-  if (failed(parseBinaryPass(split->binaryPass, loc)))
+  FailureOr<BinaryPassOptions> binaryPass =
+      parseBinaryPass(split->binaryPass, loc);
+  if (failed(binaryPass))
     return failure();
   result.prefix = split->prefix;
   result.binaryPass = split->binaryPass;
+  if (binaryPass->toolkitPath.empty() && !job.defaultToolkit.empty()) {
+    binaryPass->toolkitPath = job.defaultToolkit;
+    result.binaryPass = printBinaryPass(*binaryPass);
+  }
   result.suffix = split->suffix;
+
+  // Non-default llvm::cl options (--stress-regalloc=8) change what the
+  // compile makes: they are part of the key, and where they cannot be
+  // compared with their defaults the cache sits this compile out.
+  cache.setBypassed(false);
+  commandLineKey.clear();
+  if (cache.enabled()) {
+    CommandLineFingerprint fingerprint = getCommandLineFingerprint();
+    if (!fingerprint.incomparable.empty()) {
+      cache.setBypassed(true);
+      result.warnings.push_back(
+          "not using the compile cache for this compile: option(s) " +
+          llvm::join(fingerprint.incomparable, ", ") +
+          " cannot be compared with their defaults, so no cache key can "
+          "cover them");
+    }
+    commandLineKey = std::move(fingerprint.text);
+  }
 
   CacheKey baseKey;
   OwningOpRef<ModuleOp> preBinary = runOrLoadPrefix(job, result, baseKey);
@@ -163,11 +193,11 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
 
   dumpVariants(result);
   writeReproducers(*preBinary, result);
-  buildMainModule(*preBinary, result);
+  buildMainModule(std::move(preBinary), result);
 
+  cache.prune();
   for (std::string &warning : cache.takeWarnings())
     result.warnings.push_back(std::move(warning));
-  cache.prune();
   result.totalMs = msSince(start);
   return result;
 }

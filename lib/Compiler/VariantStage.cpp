@@ -33,8 +33,13 @@ FailureOr<ReplayPlan> SplitCompiler::planVariants(ModuleOp preBinary,
       buildReplayPlan(preBinary, *options, job.hintSets, planOptions);
   if (failed(plan) || !cache.enabled())
     return plan;
+  // Every entry runs the same toolkit and libraries (hints change only
+  // opts): their files are fingerprinted once.
+  std::string toolkit =
+      getToolkitFingerprint(plan->binaryPass, getBinaryPassInputs(preBinary));
   for (PlanEntry &entry : plan->entries) {
-    keys.push_back(makeBinaryKey(baseKey, entry.hints, entry.binaryPass));
+    keys.push_back(
+        makeBinaryKey(baseKey, entry.hints, entry.binaryPass, toolkit));
     entry.cacheKey = keys.back().digest();
   }
   return plan;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <thread>
 
 using namespace mlir;
 using namespace llvm;
@@ -23,18 +24,6 @@ std::optional<ExecutorKind> parseExecutorKind(StringRef name) {
       .Case("isolated", ExecutorKind::Isolated)
       .Case("process", ExecutorKind::Process)
       .Default(std::nullopt);
-}
-
-StringRef stringifyExecutorKind(ExecutorKind kind) {
-  switch (kind) {
-  case ExecutorKind::Batch:
-    return "batch";
-  case ExecutorKind::Isolated:
-    return "isolated";
-  case ExecutorKind::Process:
-    return "process";
-  }
-  llvm_unreachable("unknown executor kind");
 }
 
 PlanCache::~PlanCache() = default;
@@ -181,14 +170,23 @@ executePlan(ReplayExecutor &executor, const ReplayWork &work,
         locks[k] && locks[k]->getState() == CacheKeyLock::State::OwnedByOther;
     (elsewhere ? others : mine).push_back(e);
   }
-  if (failed(compile(mine)))
+  // The held keys are waited for all at once, beside the compile of the
+  // others: N keys another process holds cost the slowest one, not the sum.
+  std::vector<CacheKeyLock *> waited;
+  for (unsigned e : others)
+    waited.push_back(locks[positionOf.lookup(e)].get());
+  std::thread waiter;
+  if (!waited.empty())
+    waiter = std::thread([&] { CacheKeyLock::waitAll(waited); });
+  LogicalResult compiledMine = compile(mine);
+  if (waiter.joinable())
+    waiter.join();
+  if (failed(compiledMine))
     return failure();
   std::vector<unsigned> leftover;
-  for (unsigned e : others) {
-    locks[positionOf.lookup(e)]->wait();
+  for (unsigned e : others)
     if (!takeCached(e))
       leftover.push_back(e);
-  }
   if (failed(compile(leftover)))
     return failure();
   markDuplicates(results);

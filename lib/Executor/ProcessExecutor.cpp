@@ -198,6 +198,8 @@ LogicalResult ProcessExecutor::execute(const ReplayWork &work,
   if (std::error_code ec = sys::fs::create_directories(parent))
     return emitError(loc) << "cannot create '" << parent
                           << "': " << ec.message();
+  // Work directories of killed runs (SIGKILL, SIGINT) go with the next run.
+  removeStaleWorkDirs(parent);
   SmallString<256> model(parent);
   sys::path::append(model, "fly-replay-%%%%%%%%");
   if (std::error_code ec = sys::fs::createUniqueDirectory(model, dir))
@@ -205,6 +207,9 @@ LogicalResult ProcessExecutor::execute(const ReplayWork &work,
                           << "': " << ec.message();
   auto removeDir =
       llvm::make_scope_exit([&] { sys::fs::remove_directories(dir); });
+  // The owner first: a child started from this directory dies with us.
+  if (Error err = markWorkDirOwner(dir))
+    return emitError(loc) << toString(std::move(err));
   if (Error err = writeReplayWorkDir(dir, work.preBinary, work.plan))
     return emitError(loc) << toString(std::move(err));
 

@@ -564,11 +564,15 @@ Expected<SlurmRunReport> SlurmArrayRunner::run(
                         pending.size(), round, options.retries));
       report.resubmittedItems += pending.size();
     }
+    // A retry runs each item in a task of its own, as the process executor
+    // does: a variant that crashed its task would otherwise kill the
+    // survivors it shares a shard with again.
+    size_t shardSize = round == 0 ? itemsPerShard : 1;
     std::vector<std::vector<unsigned>> shardItems;
-    for (size_t i = 0; i < pending.size(); i += itemsPerShard)
+    for (size_t i = 0; i < pending.size(); i += shardSize)
       shardItems.emplace_back(pending.begin() + i,
                               pending.begin() +
-                                  std::min(pending.size(), i + itemsPerShard));
+                                  std::min(pending.size(), i + shardSize));
     std::vector<std::vector<ShellCommand>> shards;
     for (const std::vector<unsigned> &shard : shardItems)
       shards.push_back(commandsFor(shard));

@@ -1,6 +1,8 @@
 //===- SlurmSweep.cpp - Many kernels, one Slurm job array -----------------===//
 
 #include "fly/Executor/SlurmSweep.h"
+#include "fly/Support/BoundedJSON.h"
+#include "fly/Support/SafeFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -34,10 +36,13 @@ static std::string pathIn(StringRef dir, const Twine &a, const Twine &b = "") {
 }
 
 static std::optional<json::Value> readJSONFile(StringRef path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer = MemoryBuffer::getFile(path);
-  if (!buffer)
+  Expected<std::unique_ptr<MemoryBuffer>> buffer =
+      readRegularFile(path, 256 << 20);
+  if (!buffer) {
+    consumeError(buffer.takeError());
     return std::nullopt;
-  Expected<json::Value> value = json::parse((*buffer)->getBuffer());
+  }
+  Expected<json::Value> value = parseJSONBounded((*buffer)->getBuffer(), path);
   if (!value) {
     consumeError(value.takeError());
     return std::nullopt;

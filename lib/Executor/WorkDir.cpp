@@ -4,6 +4,8 @@
 
 #include "fly/Cache/VariantCodec.h"
 #include "fly/Snapshot/Snapshot.h"
+#include "fly/Support/BoundedJSON.h"
+#include "fly/Support/SafeFile.h"
 
 #include "mlir/IR/Diagnostics.h"
 
@@ -11,6 +13,12 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+
+#include <cerrno>
+#include <csignal>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace llvm;
@@ -21,36 +29,6 @@ static std::string pathIn(StringRef dir, const Twine &a, const Twine &b = "") {
   SmallString<256> path(dir);
   sys::path::append(path, a, b);
   return std::string(path);
-}
-
-static Error writeFileAtomically(StringRef path, StringRef text) {
-  return writeToOutput(path, [&](raw_ostream &os) {
-    os << text;
-    return Error::success();
-  });
-}
-
-/// Reads a regular file of at most `maxBytes` (never a FIFO or device).
-static Expected<std::unique_ptr<MemoryBuffer>>
-readRegularFile(StringRef path, uint64_t maxBytes) {
-  sys::fs::file_status status;
-  if (std::error_code ec = sys::fs::status(path, status))
-    return createStringError(ec, "cannot read '" + path + "': " + ec.message());
-  if (!sys::fs::is_regular_file(status))
-    return createStringError(inconvertibleErrorCode(),
-                             "'" + path + "' is not a regular file");
-  if (status.getSize() > maxBytes)
-    return createStringError(inconvertibleErrorCode(),
-                             "'" + path + "' is larger than " +
-                                 Twine(maxBytes) + " bytes");
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
-      MemoryBuffer::getFile(path, /*IsText=*/false,
-                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return createStringError(buffer.getError(),
-                             "cannot read '" + path +
-                                 "': " + buffer.getError().message());
-  return std::move(*buffer);
 }
 
 // Snapshots and results are far below this; a larger file is not ours.
@@ -128,7 +106,7 @@ std::optional<double> readReplayMs(StringRef dir, unsigned entry) {
   std::unique_ptr<MemoryBuffer> text = readResultFile(dir, entry);
   if (!text)
     return std::nullopt;
-  Expected<json::Value> root = json::parse(text->getBuffer());
+  Expected<json::Value> root = parseJSONBounded(text->getBuffer(), "");
   if (!root) {
     consumeError(root.takeError());
     return std::nullopt;
@@ -137,10 +115,74 @@ std::optional<double> readReplayMs(StringRef dir, unsigned entry) {
   return object ? object->getNumber("replay_ms") : std::nullopt;
 }
 
+static std::string hostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1))
+    return "localhost";
+  return name;
+}
+
+namespace {
+struct WorkDirOwner {
+  int pid = 0;
+  std::string host;
+};
+} // namespace
+
+static std::optional<WorkDirOwner> readWorkDirOwner(StringRef dir) {
+  Expected<std::unique_ptr<MemoryBuffer>> text =
+      readRegularFile(pathIn(dir, "owner"), 4096);
+  if (!text) {
+    consumeError(text.takeError());
+    return std::nullopt;
+  }
+  auto [pid, host] = (*text)->getBuffer().trim().split(' ');
+  WorkDirOwner owner;
+  if (pid.getAsInteger(10, owner.pid) || owner.pid <= 0 || host.empty())
+    return std::nullopt;
+  owner.host = host.str();
+  return owner;
+}
+
+Error markWorkDirOwner(StringRef dir) {
+  return writeFileAtomically(
+      pathIn(dir, "owner"),
+      formatv("{0} {1}\n", sys::Process::getProcessId(), hostName()).str());
+}
+
+void removeStaleWorkDirs(StringRef parent) {
+  std::error_code ec;
+  std::string host = hostName();
+  for (sys::fs::directory_iterator it(parent, ec, /*follow_symlinks=*/false),
+       end;
+       it != end && !ec; it.increment(ec)) {
+    if (!sys::path::filename(it->path()).starts_with("fly-replay-") ||
+        it->type() != sys::fs::file_type::directory_file)
+      continue;
+    std::optional<WorkDirOwner> owner = readWorkDirOwner(it->path());
+    if (owner && owner->host == host && ::kill(owner->pid, 0) != 0 &&
+        errno == ESRCH)
+      sys::fs::remove_directories(it->path());
+  }
+}
+
+bool dieWithWorkDirOwner(StringRef dir) {
+  std::optional<WorkDirOwner> owner = readWorkDirOwner(dir);
+  if (!owner || owner->host != hostName() || owner->pid != ::getppid())
+    return true; // Not a process-executor child (a Slurm task, a user).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The parent may have died before the line above: then this process was
+  // reparented and no signal comes.
+  return ::getppid() == owner->pid;
+}
+
 LogicalResult replayWorkDirEntries(StringRef dir, StringRef entryList,
                                    MLIRContext &context, unsigned jobs,
                                    PipelineRunner runPipeline) {
   Location loc = FileLineColLoc::get(&context, dir, 0, 0);
+  // A parent killed (SIGKILL, OOM) must not leave its children compiling.
+  if (!dieWithWorkDirOwner(dir))
+    return emitError(loc) << "the process that started this replay is gone";
   Expected<LoadedWorkDir> loaded = readReplayWorkDir(dir, &context);
   if (!loaded)
     return emitError(loc) << toString(loaded.takeError());

@@ -132,7 +132,7 @@ LogicalResult verifyHintsApply(gpu::GPUModuleOp gpuModule,
                << stringifyTargetFamily(family).upper() << " limit of "
                << use.max;
       if (spec.checkForFamily) {
-        std::string problem = spec.checkForFamily(family, hint.value);
+        std::string problem = spec.checkForFamily(family, hint);
         if (!problem.empty())
           return hintError(hint.key) << problem;
       }

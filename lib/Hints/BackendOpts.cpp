@@ -198,8 +198,17 @@ getCompiledHintSets(ArrayRef<HintSet> hintSets, StringRef opts,
                     ArrayRef<gpu::GPUModuleOp> gpuModules) {
   HintSet base = getBinaryOptsHints(opts, gpuModules);
   std::vector<HintSet> compiled;
-  for (const HintSet &hints : hintSets)
-    compiled.push_back(base.empty() ? hints : overlayHints(base, hints));
+  for (const HintSet &hints : hintSets) {
+    // A flag in the set's own `opts` hint becomes a hint as the pass's
+    // flags do; the set's other hints win over it, it over the pass's.
+    HintSet own = hints;
+    if (std::optional<StringRef> hintOpts = hints.lookup("opts")) {
+      HintSet fromHint = getBinaryOptsHints(*hintOpts, gpuModules);
+      if (!fromHint.empty())
+        own = overlayHints(fromHint, hints);
+    }
+    compiled.push_back(base.empty() ? own : overlayHints(base, own));
+  }
   return compiled;
 }
 

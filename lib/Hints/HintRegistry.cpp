@@ -98,7 +98,7 @@ public:
     spec.rocdlFlag = flag;
     return *this;
   }
-  constexpr Spec &check(std::string (*fn)(TargetFamily, const HintValue &)) {
+  constexpr Spec &check(std::string (*fn)(TargetFamily, const TypedHint &)) {
     spec.checkForFamily = fn;
     return *this;
   }
@@ -118,7 +118,8 @@ private:
 };
 } // namespace
 
-static std::string checkChip(TargetFamily family, const HintValue &value) {
+static std::string checkChip(TargetFamily family, const TypedHint &hint) {
+  const HintValue &value = hint.value;
   if (family == TargetFamily::Other || isKnownChip(family, value.getText()))
     return "";
   return formatv("names chip '{0}', which LLVM's {1} backend does not know; "
@@ -126,6 +127,42 @@ static std::string checkChip(TargetFamily family, const HintValue &value) {
                  value.getText(),
                  family == TargetFamily::ROCDL ? "AMDGPU" : "NVPTX",
                  suggestChips(family, value.getText()))
+      .str();
+}
+
+/// The AMDGPU function attributes whose value the backend parses as
+/// integers; a value it cannot parse is an LLVM error in the middle of code
+/// generation, so it is refused before anything compiles.
+static std::string checkPassthrough(TargetFamily family,
+                                    const TypedHint &hint) {
+  if (family != TargetFamily::ROCDL)
+    return "";
+  // Integers as AMDGPU's getIntegerPairAttribute reads them (radix 0).
+  auto isInteger = [](StringRef text) {
+    unsigned value;
+    return !text.trim().getAsInteger(0, value);
+  };
+  StringRef value = hint.value.getText();
+  auto [first, second] = value.split(',');
+  bool pair = value.contains(',');
+  StringRef expected;
+  bool ok = true;
+  if (hint.field == "amdgpu-flat-work-group-size") {
+    expected = "'<min>,<max>', two integers (e.g. 64,256)";
+    ok = pair && isInteger(first) && isInteger(second);
+  } else if (hint.field == "amdgpu-waves-per-eu") {
+    expected = "'<min>[,<max>]', integers (e.g. 2 or 2,4)";
+    ok = isInteger(first) && (!pair || isInteger(second));
+  } else if (hint.field == "amdgpu-num-vgpr" ||
+             hint.field == "amdgpu-num-sgpr") {
+    expected = "one integer";
+    ok = !pair && isInteger(value);
+  }
+  if (ok)
+    return "";
+  return formatv("has the value '{0}', but the AMDGPU backend reads {1} as "
+                 "{2}",
+                 value, hint.field, expected)
       .str();
 }
 
@@ -199,7 +236,8 @@ static constexpr HintSpec kHintSpecs[] = {
               "(empty: the attribute without a value)")
         .kernels([](const KernelHintSite &site, const TypedHint &hint) {
           site.setPassthrough(hint.field, hint.value.getText());
-        }),
+        })
+        .check(checkPassthrough),
     Spec("target.O", HT::Int)
         .range(0, 3)
         .selector()

@@ -1,11 +1,15 @@
 //===- HintSet.cpp - One set of backend hints -----------------------------===//
 
 #include "fly/Hints/HintSet.h"
+#include "fly/Hints/HintSetLimit.h"
 
+#include "fly/Support/BoundedJSON.h"
+#include "fly/Support/Environment.h"
 #include "fly/Support/SafeFile.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/xxhash.h"
@@ -184,9 +188,16 @@ Expected<HintSet> HintSet::fromJSON(const json::Value &value) {
     std::string text;
     if (std::optional<int64_t> i = v.getAsInteger())
       text = std::to_string(*i);
-    else if (std::optional<bool> b = v.getAsBoolean())
+    else if (std::optional<bool> b = v.getAsBoolean()) {
+      // true is no integer: {"maxnreg": true} is a mistake, not maxnreg=1.
+      std::optional<HintName> name = splitHintName(key);
+      const HintSpec *spec = name ? findHintSpec(name->base) : nullptr;
+      if (spec && spec->type == HintType::Int)
+        return hintError(formatv("hint '{0}' takes an integer, not the "
+                                 "boolean {1}",
+                                 StringRef(key), *b ? "true" : "false"));
       text = *b ? "1" : "0";
-    else if (std::optional<StringRef> s = v.getAsString())
+    } else if (std::optional<StringRef> s = v.getAsString())
       text = s->str();
     else
       return hintError(formatv("hint '{0}' must be an integer, boolean or "
@@ -283,7 +294,7 @@ Expected<std::vector<HintSet>> parseHintSets(StringRef text) {
 }
 
 Expected<std::vector<HintSet>> parseHintSetsJSON(StringRef json) {
-  Expected<json::Value> root = json::parse(json);
+  Expected<json::Value> root = parseJSONBounded(json, "");
   if (!root)
     return hintError("malformed hints JSON: " + toString(root.takeError()));
   const json::Array *list = root->getAsArray();
@@ -299,6 +310,20 @@ Expected<std::vector<HintSet>> parseHintSetsJSON(StringRef json) {
     sets.push_back(std::move(*set));
   }
   return sets;
+}
+
+uint64_t getMaxHintSets() {
+  return getEnvUnsigned("FLY_MAX_HINT_SETS").value_or(kDefaultMaxHintSets);
+}
+
+Error checkHintSetCount(size_t count) {
+  uint64_t max = getMaxHintSets();
+  if (count <= max)
+    return Error::success();
+  return hintError(formatv("{0} hint sets are more than the {1} allowed: "
+                           "split the sweep, or raise the limit with "
+                           "FLY_MAX_HINT_SETS=<n> (default {2})",
+                           count, max, kDefaultMaxHintSets));
 }
 
 Expected<std::vector<HintSet>> readHintSetsFile(StringRef path) {

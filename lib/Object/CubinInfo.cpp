@@ -2,6 +2,7 @@
 
 #include "fly/Object/CubinInfo.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Object/ELF.h"
 #include "llvm/Support/Endian.h"
 
@@ -73,10 +74,23 @@ Expected<std::vector<CubinKernel>> readCubinKernels(StringRef image) {
     if (name.consume_front(".text."))
       byName[name.str()].name = name.str();
   }
+  // From sm_90 on, ptxas lays the block's system-reserved shared memory
+  // (1 KiB, the driver's reservedSharedMemoryPerBlock) at the start of each
+  // kernel's .nv.shared.<kernel> and marks the object with
+  // .nv.shared.reserved.<n> sections; ptxas -v and the driver count only the
+  // kernel's own bytes.
+  constexpr int64_t kReservedSharedBytes = 1024;
+  bool reservedInShared = llvm::any_of(*sections, [&](const auto &section) {
+    return named(section).starts_with(".nv.shared.reserved.");
+  });
   for (const auto &section : *sections) {
     StringRef name = named(section);
-    if (name.consume_front(".nv.shared.") && byName.count(name.str()))
-      byName[name.str()].sharedBytes = static_cast<int64_t>(section.sh_size);
+    if (name.consume_front(".nv.shared.") && byName.count(name.str())) {
+      int64_t bytes = static_cast<int64_t>(section.sh_size);
+      if (reservedInShared)
+        bytes = std::max<int64_t>(bytes - kReservedSharedBytes, 0);
+      byName[name.str()].sharedBytes = bytes;
+    }
     if (!named(section).starts_with(".nv.info"))
       continue;
     // .nv.info.<kernel> holds that kernel's own records.
@@ -88,14 +102,16 @@ Expected<std::vector<CubinKernel>> readCubinKernels(StringRef image) {
       continue;
     }
     ArrayRef<uint8_t> data = *contents;
-    for (size_t pos = 0; pos + 2 <= data.size();) {
+    // Every record starts with four bytes: format, attribute and a 16-bit
+    // field that holds the value (BVAL in its low byte, HVAL whole, NVAL
+    // unused) or, for SVAL, the size of the payload that follows.
+    for (size_t pos = 0; pos + 4 <= data.size();) {
       uint8_t format = data[pos], attr = data[pos + 1];
-      pos += 2;
-      size_t size = format == NoValue ? 0 : format == ByteValue ? 1 : 2;
-      if (format == SizedValue && pos + 2 <= data.size())
-        size = 2 + endian::read16le(&data[pos]);
-      else if (format < NoValue || format > HalfValue)
+      if (format < NoValue || format > SizedValue)
         break;
+      size_t size =
+          format == SizedValue ? 2 + endian::read16le(&data[pos + 2]) : 2;
+      pos += 2;
       if (pos + size > data.size())
         break;
       const uint8_t *p = &data[pos];

@@ -74,6 +74,7 @@ json::Object variantToJSON(const VariantResult &result,
       {"files", json::Array(files)},
   };
   entry["hint_set"] = result.hints.toJSON();
+  entry["changes_numerics"] = changesNumerics(result.hints);
   if (!result.succeeded()) {
     entry["error"] = result.error;
     return entry;
@@ -105,14 +106,17 @@ json::Object variantToJSON(const VariantResult &result,
         {"properties", json::Object(object.properties)},
         {"kernels", kernelsToJSON(object.kernels)},
     };
-    // Occupancy beside each kernel's metadata, as the table shows it.
+    // The table's columns beside each kernel's metadata, so that no reader
+    // derives them again.
     json::Array *kernels = entry.getArray("kernels");
-    for (auto [kernel, info] : llvm::zip(*kernels, object.kernels))
-      if (std::optional<Occupancy> occupancy =
-              getKernelResources(object, info).occupancy)
-        kernel.getAsObject()->try_emplace(
-            "occupancy", json::Object{{"value", occupancy->value},
-                                      {"unit", occupancy->unit}});
+    for (auto [kernel, info] : llvm::zip(*kernels, object.kernels)) {
+      KernelResources resources = getKernelResources(object, info);
+      json::Object &out = *kernel.getAsObject();
+      out["resources"] = toJSON(resources);
+      if (resources.occupancy)
+        out["occupancy"] = json::Object{{"value", resources.occupancy->value},
+                                        {"unit", resources.occupancy->unit}};
+    }
     if (!object.registerSource.empty())
       entry["register_source"] = object.registerSource;
     if (!object.registerNote.empty())
@@ -158,7 +162,8 @@ Error writeSweepOutputs(
   }
   sweep["variants"] = std::move(variants);
   json::Array best;
-  for (const BestRow &row : findBestRows(results))
+  for (const BestRow &row :
+       findBestRows(results, header.bestAllowsNumericsChanges))
     best.push_back(json::Object{{"gpu_module", row.gpuModule},
                                 {"chip", row.chip},
                                 {"target_index", row.targetIndex},

@@ -87,7 +87,20 @@ static unsigned getSmVersion(StringRef chip) {
   return chip.getAsInteger(10, version) ? 0 : version;
 }
 
+static void readKernelInfoOnce(VariantObject &object);
+
 void readObjectKernelInfo(VariantObject &object) {
+  readKernelInfoOnce(object);
+  // AMDGPU chips without AGPRs report agpr_count 0xFFFFFFFF: no count.
+  if (object.family == "rocdl")
+    for (KernelInfo &kernel : object.kernels)
+      if (std::optional<int64_t> agpr =
+              kernel.metadata.getInteger("agpr_count"))
+        if (*agpr < 0 || *agpr > INT32_MAX)
+          kernel.metadata.erase("agpr_count");
+}
+
+static void readKernelInfoOnce(VariantObject &object) {
   if (!object.kernels.empty()) {
     if (object.registerSource.empty())
       object.registerSource = "kernel table";

@@ -41,10 +41,8 @@ buildReplayPipeline(const BinaryPassOptions &options, StringRef extraOpts,
                     std::shared_ptr<IntermediateCapture> capture) {
   OpPassManager container("builtin.module");
   BinaryPassOptions pass = withExtraOpts(options, extraOpts);
-  if (!capture) {
-    container.nest("builtin.module").addPass(createGpuModuleToBinaryPass(pass));
-    return container;
-  }
+  // fly-module-to-binary even without a capture: it keeps the backend's
+  // error diagnostics and fatal errors inside the variant.
   FlyModuleToBinaryOptions capturing;
   capturing.toolkitPath = pass.toolkitPath;
   capturing.linkFiles = pass.linkFiles;
@@ -52,7 +50,8 @@ buildReplayPipeline(const BinaryPassOptions &options, StringRef extraOpts,
   capturing.compilationTarget = pass.compilationTarget;
   capturing.elfSection = pass.elfSection;
   container.nest("builtin.module")
-      .addPass(createFlyModuleToBinary(capturing, std::move(capture)));
+      .addPass(createFlyModuleToBinary(capturing, std::move(capture),
+                                       /*asUpstream=*/true));
   return container;
 }
 

@@ -2,14 +2,18 @@
 
 #include "fly/Replay/ReplayPlan.h"
 
+#include "fly/Backend/AmdgpuLinker.h"
 #include "fly/Hints/ApplyHints.h"
 #include "fly/Hints/BackendOpts.h"
 #include "fly/Replay/Replay.h"
 #include "fly/Replay/SharedIsa.h"
 #include "fly/Replay/VariantDedupe.h"
 #include "fly/Snapshot/Snapshot.h"
+#include "fly/Support/BoundedJSON.h"
+#include "fly/Support/FileName.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -47,15 +51,42 @@ static LogicalResult verifyToolkit(const BinaryPassOptions &binaryPass,
   });
   if (!rocdl)
     return success();
-  for (StringRef needed : {"llvm/bin/ld.lld", "amdgcn/bitcode"}) {
+  // ld.lld runs in this process (Backend/AmdgpuLinker.cpp); the one on disk
+  // is needed only once lld cannot run again here.
+  SmallVector<StringRef, 2> needed = {"amdgcn/bitcode"};
+  if (!isInProcessAmdgpuLinkerAvailable())
+    needed.push_back("llvm/bin/ld.lld");
+  for (StringRef part : needed) {
     SmallString<256> path(toolkit);
-    sys::path::append(path, needed);
+    sys::path::append(path, part);
     if (!sys::fs::exists(path))
       return emitError(loc)
-             << "the ROCm toolkit '" << toolkit << "' has no " << needed
+             << "the ROCm toolkit '" << toolkit << "' has no " << part
              << ", which gpu-module-to-binary needs to link #rocdl.target "
-                "objects; pass toolkit=<folder with amdgcn/bitcode and "
-                "llvm/bin/ld.lld> (the build makes one: build/rocm-toolkit)";
+                "objects; pass toolkit=<folder with amdgcn/bitcode> (the "
+                "build makes one: build/rocm-toolkit)";
+  }
+  return success();
+}
+
+/// Object files are named by gpu.module (sanitised): two modules whose names
+/// sanitise alike (@"a/b" and @"a_b-75860604") would write one file.
+static LogicalResult
+verifyDistinctFileNames(ArrayRef<gpu::GPUModuleOp> gpuModules) {
+  StringMap<gpu::GPUModuleOp> byFileName;
+  for (gpu::GPUModuleOp gpuModule : gpuModules) {
+    auto [it, inserted] = byFileName.try_emplace(
+        sanitizeFileNameComponent(gpuModule.getName()), gpuModule);
+    if (inserted || it->second.getName() == gpuModule.getName())
+      continue;
+    InFlightDiagnostic diag = gpuModule.emitError()
+                              << "gpu.module @\"" << gpuModule.getName()
+                              << "\" and @\"" << it->second.getName()
+                              << "\" would write their objects under one "
+                                 "file name ('"
+                              << it->getKey() << "'); rename one of them";
+    diag.attachNote(it->second.getLoc()) << "the other gpu.module";
+    return failure();
   }
   return success();
 }
@@ -76,7 +107,8 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
     for (gpu::GPUModuleOp gpuModule : gpuModules)
       if (failed(verifyHintsApply(gpuModule, hints)))
         return failure();
-  if (failed(verifyToolkit(binaryPass, gpuModules, preBinary.getLoc())))
+  if (failed(verifyToolkit(binaryPass, gpuModules, preBinary.getLoc())) ||
+      failed(verifyDistinctFileNames(gpuModules)))
     return failure();
 
   ReplayPlan plan;
@@ -101,9 +133,17 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
         return llvm::is_contained(getTargetFamilies(gpuModule),
                                   TargetFamily::ROCDL);
       });
-      if (rocdl != gpuModules.end())
+      if (rocdl != gpuModules.end() &&
+          getBinaryOptsHints(*opts, gpuModules).empty())
         emitWarning(rocdl->getLoc()) << "variant " << entry.id << ": "
                                      << getIgnoredRocdlOptsWarning(*opts);
+      else if (rocdl != gpuModules.end())
+        for (const BinaryOptsMessage &message :
+             describeBinaryOpts(*opts, gpuModules))
+          (message.isWarning ? emitWarning(rocdl->getLoc())
+                             : emitRemark(rocdl->getLoc()))
+              << "variant " << entry.id << ": hint 'opts=" << *opts
+              << "': " << message.text;
     }
     auto [it, inserted] = effectiveOf.try_emplace(entry.extraOpts);
     if (inserted)
@@ -220,7 +260,7 @@ bool fromJSON(const json::Value &value, ReplayPlan &plan, json::Path path) {
 }
 
 Expected<ReplayPlan> parseReplayPlan(StringRef text) {
-  Expected<json::Value> value = json::parse(text);
+  Expected<json::Value> value = parseJSONBounded(text, "");
   if (!value)
     return value.takeError();
   ReplayPlan plan;

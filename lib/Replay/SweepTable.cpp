@@ -12,20 +12,40 @@ using namespace llvm;
 
 namespace fly {
 
-/// Waves per SIMD a gfx9 kernel's VGPRs allow: the SIMD's VGPR file divided
-/// by the kernel's VGPRs rounded up to the allocation granule. gfx90a and
-/// gfx94x/gfx950 have one 512-entry file (VGPRs and AGPRs, granule 8, at
-/// most 8 waves); earlier gfx9 have 256 VGPRs (granule 4, at most 10).
-static std::optional<Occupancy> getGfx9Occupancy(StringRef chip, int64_t vgpr,
-                                                 int64_t agpr) {
-  if (!chip.starts_with("gfx9") || chip.size() < 6)
+/// Waves per SIMD an AMDGPU kernel's VGPRs allow: the SIMD's VGPR file
+/// divided by the kernel's VGPRs rounded up to the allocation granule, as
+/// LLVM's AMDGPU::IsaInfo counts them. gfx90a and gfx94x/gfx950 have one
+/// 512-entry file (VGPRs and AGPRs, granule 8, at most 8 waves); gfx908 and
+/// earlier gfx9 have 256 VGPRs (granule 4, at most 10), gfx908 its AGPRs in
+/// a second file of the same size. gfx10+ count per wave size: 1024 VGPRs
+/// (granule 16) in wave32, 512 (8) in wave64, half as much again on the
+/// chips with 1.5x VGPRs (gfx1100, gfx1101, gfx1151); at most 16 waves
+/// (gfx1010-gfx1013: 20).
+static std::optional<Occupancy> getAmdgpuOccupancy(StringRef chip, int64_t vgpr,
+                                                   int64_t agpr,
+                                                   int64_t waveSize) {
+  if (!chip.starts_with("gfx") || chip.size() < 6)
     return std::nullopt;
-  bool unified = chip.starts_with("gfx90a") || chip.starts_with("gfx94") ||
-                 chip.starts_with("gfx95");
-  int64_t file = unified ? 512 : 256, granule = unified ? 8 : 4,
-          maxWaves = unified ? 8 : 10;
-  // gfx908 keeps AGPRs in a file of their own, of the same size.
-  int64_t used = chip.starts_with("gfx908") ? std::max(vgpr, agpr) : vgpr;
+  int64_t file, granule, maxWaves;
+  int64_t used = vgpr;
+  if (chip.starts_with("gfx9")) {
+    bool unified = chip.starts_with("gfx90a") || chip.starts_with("gfx94") ||
+                   chip.starts_with("gfx95");
+    file = unified ? 512 : 256;
+    granule = unified ? 8 : 4;
+    maxWaves = unified ? 8 : 10;
+    if (chip.starts_with("gfx908"))
+      used = std::max(vgpr, agpr);
+  } else if (chip.starts_with("gfx10") || chip.starts_with("gfx11") ||
+             chip.starts_with("gfx12")) {
+    bool wave32 = waveSize != 64;
+    bool wider = chip == "gfx1100" || chip == "gfx1101" || chip == "gfx1151";
+    file = (wave32 ? 1024 : 512) * (wider ? 3 : 2) / 2;
+    granule = (wave32 ? 16 : 8) * (wider ? 3 : 2) / 2;
+    maxWaves = chip.starts_with("gfx101") ? 20 : 16;
+  } else {
+    return std::nullopt;
+  }
   used = alignTo(std::max<int64_t>(used, 1), granule);
   return Occupancy{std::min(maxWaves, file / used), "waves/SIMD"};
 }
@@ -56,19 +76,20 @@ KernelResources getKernelResources(const VariantObject &object,
     r.vgpr = md.getInteger("vgpr_count");
     r.sgpr = md.getInteger("sgpr_count");
     r.agpr = md.getInteger("agpr_count");
-    // Chips without AGPRs report 0xFFFFFFFF.
-    if (r.agpr && (*r.agpr < 0 || *r.agpr > INT32_MAX))
-      r.agpr.reset();
     std::optional<int64_t> vs = md.getInteger("vgpr_spill_count"),
                            ss = md.getInteger("sgpr_spill_count");
     if (vs || ss)
       r.spills = vs.value_or(0) + ss.value_or(0);
     r.scratch = md.getInteger("private_segment_fixed_size");
+    r.shared = md.getInteger("group_segment_fixed_size");
     if (r.vgpr)
-      r.occupancy = getGfx9Occupancy(object.chip, *r.vgpr, r.agpr.value_or(0));
+      r.occupancy =
+          getAmdgpuOccupancy(object.chip, *r.vgpr, r.agpr.value_or(0),
+                             md.getInteger("wavefront_size").value_or(64));
   } else if (object.family == "nvvm") {
     r.regs = md.getInteger("registers");
     r.scratch = md.getInteger("frame_bytes");
+    r.shared = md.getInteger("shared_bytes");
     int64_t block = 0;
     // The block size the kernel requires (.reqntid) or at most allows
     // (.maxntid, what gpu.func's known_block_size becomes).
@@ -86,6 +107,25 @@ KernelResources getKernelResources(const VariantObject &object,
   return r;
 }
 
+json::Object toJSON(const KernelResources &r) {
+  auto orNull = [](std::optional<int64_t> value) {
+    return value ? json::Value(*value) : json::Value(nullptr);
+  };
+  return json::Object{
+      {"vgpr", orNull(r.vgpr)},
+      {"sgpr", orNull(r.sgpr)},
+      {"agpr", orNull(r.agpr)},
+      {"registers", orNull(r.regs)},
+      {"spills", orNull(r.spills)},
+      {"scratch", orNull(r.scratch)},
+      {"shared", orNull(r.shared)},
+      {"occupancy",
+       r.occupancy ? json::Value(r.occupancy->value) : json::Value(nullptr)},
+      {"occupancy_unit",
+       r.occupancy ? json::Value(r.occupancy->unit) : json::Value(nullptr)},
+  };
+}
+
 /// Smaller is better. Scratch / stack bytes stand in for spills where the
 /// object does not count them (NVIDIA).
 static auto rankOf(const KernelResources &r) {
@@ -94,11 +134,42 @@ static auto rankOf(const KernelResources &r) {
                          r.vgpr ? *r.vgpr : r.regs.value_or(0));
 }
 
-std::vector<BestRow> findBestRows(ArrayRef<VariantResult> variants) {
+bool changesNumerics(const HintSet &hints) {
+  // Backend flags and function attributes that relax IEEE semantics, as
+  // LLVM (AMDGPU, NVPTX) and ptxas spell them.
+  static constexpr StringLiteral kNumericsWords[] = {
+      "fast",     "unsafe",      "no-nans",       "no-infs", "no-signed-zeros",
+      "approx",   "fp-contract", "denormal",      "ftz",     "fmad",
+      "prec-div", "prec-sqrt",   "fp32-denormals"};
+  for (const TypedHint &hint : hints.hints()) {
+    StringRef name = hint.spec->name;
+    if (name == "fast_fp_math" || name == "unsafe_fp_math") {
+      if (hint.value.getBool())
+        return true;
+      continue;
+    }
+    HintType type = hint.value.getType();
+    if (type != HintType::String && type != HintType::Attribute)
+      continue;
+    std::string text =
+        StringRef(hint.key + "=" + hint.value.canonical().str()).lower();
+    if (name == "target.chip" || name == "target.triple")
+      continue;
+    if (any_of(kNumericsWords,
+               [&](StringRef word) { return StringRef(text).contains(word); }))
+      return true;
+  }
+  return false;
+}
+
+std::vector<BestRow> findBestRows(ArrayRef<VariantResult> variants,
+                                  bool allowNumericsChanges) {
   std::vector<BestRow> best;
   std::vector<decltype(rankOf(KernelResources()))> ranks;
   for (const VariantResult &variant : variants) {
     if (!variant.succeeded())
+      continue;
+    if (!allowNumericsChanges && changesNumerics(variant.hints))
       continue;
     for (const VariantObject &object : variant.objects)
       for (const KernelInfo &kernel : object.kernels) {
@@ -124,6 +195,18 @@ std::vector<BestRow> findBestRows(ArrayRef<VariantResult> variants) {
   return best;
 }
 
+std::string getFailureSummary(StringRef error) {
+  // "... failed. Log:" introduces the tool's own lines: take the first.
+  SmallVector<StringRef> lines;
+  StringRef(error).split(lines, '\n', -1, /*KeepEmpty=*/false);
+  if (lines.empty())
+    return "";
+  std::string summary = lines.front().trim().str();
+  if (StringRef(summary).ends_with(":") && lines.size() > 1)
+    summary += " " + lines[1].trim().str();
+  return summary;
+}
+
 /// The chip, or `chip#<target index>` when another target of the same
 /// gpu.module has the same chip.
 static std::string targetLabel(const VariantObject &object,
@@ -141,8 +224,10 @@ static std::string cell(std::optional<int64_t> value) {
 }
 
 void printSweepTable(raw_ostream &os, ArrayRef<VariantResult> variants,
-                     const std::vector<bool> &fromCache) {
-  std::vector<BestRow> best = findBestRows(variants);
+                     const std::vector<bool> &fromCache,
+                     bool allowNumericsChanges) {
+  std::vector<BestRow> best = findBestRows(variants, allowNumericsChanges);
+  bool anyNumerics = false;
   auto isBest = [&](unsigned variant, const VariantObject &object,
                     StringRef kernel) {
     return any_of(best, [&](const BestRow &row) {
@@ -161,6 +246,10 @@ void printSweepTable(raw_ostream &os, ArrayRef<VariantResult> variants,
       notes.push_back("cached");
     if (v.duplicateOf)
       notes.push_back(formatv("same as #{0}", *v.duplicateOf).str());
+    if (changesNumerics(v.hints)) {
+      notes.push_back("numerics");
+      anyNumerics = true;
+    }
     return join(notes, ", ");
   };
 
@@ -191,7 +280,7 @@ void printSweepTable(raw_ostream &os, ArrayRef<VariantResult> variants,
       if (!v.succeeded()) {
         if (&family == &families.front())
           os << formatv("{0,-3} {1,-30} FAILED: {2}\n", i, hintsOf(v),
-                        StringRef(v.error).split('\n').first);
+                        getFailureSummary(v.error));
         continue;
       }
       std::string ms = formatv("{0:f1}", v.replayMs).str();
@@ -235,7 +324,7 @@ void printSweepTable(raw_ostream &os, ArrayRef<VariantResult> variants,
       os << "VGPR, AGPR: vector registers per lane; SGPR: scalar registers "
             "per wave (AGPR -: the chip has none); spills: VGPR + SGPR spill "
             "count; scratch: private bytes per lane; occ: waves per SIMD the "
-            "VGPRs allow (gfx9 only)\n";
+            "VGPRs allow (gfx9, gfx10+)\n";
     else if (nv)
       os << "REGS: registers per thread; spills: not in the cubin (see "
             "stack); stack: local bytes per thread (.nv.info frame size, "
@@ -248,6 +337,13 @@ void printSweepTable(raw_ostream &os, ArrayRef<VariantResult> variants,
           "spills, "
           "then least scratch/stack, then highest occupancy, then fewest "
           "registers)\n";
+    if (anyNumerics)
+      os << "numerics: the hint set may change results (fast or unsafe "
+         << "math, a flag that relaxes IEEE semantics); "
+         << (allowNumericsChanges
+                 ? "ranked with the others (--best-allow-numerics-changes)"
+                 : "never best unless --best-allow-numerics-changes")
+         << "\n";
   }
 }
 

@@ -2,7 +2,8 @@
 
 #include "fly/Runtime/BestConfig.h"
 
-#include "fly/Runtime/RegularFile.h"
+#include "fly/Support/BoundedJSON.h"
+#include "fly/Support/SafeFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Chrono.h"
@@ -82,10 +83,11 @@ Expected<BestConfigStore> BestConfigStore::load(StringRef path) {
   BestConfigStore store(path);
   if (!sys::fs::exists(path))
     return store;
-  Expected<std::string> text = readRegularFile(path, 64 << 20);
+  Expected<std::string> text =
+      readRegularFileText(path, 64 << 20, FinalSymlink::Refuse);
   if (!text)
     return text.takeError();
-  Expected<json::Value> root = json::parse(*text);
+  Expected<json::Value> root = parseJSONBounded(*text, path);
   if (!root)
     return root.takeError();
   json::Path::Root top("best-config");

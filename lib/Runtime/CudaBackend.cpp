@@ -80,7 +80,11 @@ bool isSticky(CUresult r) {
   X(cuEventSynchronize, "cuEventSynchronize", true, CUevent)                   \
   X(cuEventElapsedTime, "cuEventElapsedTime", true, float *, CUevent, CUevent) \
   X(cuGetErrorString, "cuGetErrorString", false, CUresult, const char **)      \
-  X(cuGetErrorName, "cuGetErrorName", false, CUresult, const char **)
+  X(cuGetErrorName, "cuGetErrorName", false, CUresult, const char **)          \
+  X(cuModuleUnload, "cuModuleUnload", false, CUmodule)                         \
+  X(cuMemFree, "cuMemFree_v2", false, CUdeviceptr)                             \
+  X(cuMemsetD8Async, "cuMemsetD8Async", false, CUdeviceptr, unsigned char,     \
+    size_t, CUstream)
 
 struct Driver {
   void *handle = nullptr;
@@ -105,6 +109,8 @@ public:
   }
 
   const char *name() const override { return "CUDA"; }
+
+  void shareProcessContext() override { sharedContext = true; }
 
   OpenResult open(int ordinal, std::string &message) override {
     if (!loadDriver(message))
@@ -162,6 +168,9 @@ public:
       destroyEvents();
       destroyContext(); // may report the old fault again; ignore
     }
+    if (sharedContext && !(d.cuDevicePrimaryCtxRetain && d.cuCtxSetCurrent))
+      return Status::error(library + " has no primary context API "
+                                     "(cuDevicePrimaryCtxRetain)");
     CUresult r = usePrimary() ? d.cuDevicePrimaryCtxRetain(&context, device)
                               : d.cuCtxCreate(&context, 0, device);
     if (r == CUDA_SUCCESS && usePrimary())
@@ -223,13 +232,19 @@ public:
 
   Status launch(FunctionHandle function, Dim3 grid, Dim3 block,
                 unsigned sharedBytes, void **params) override {
+    return launchOn(function, grid, block, sharedBytes, nullptr, params);
+  }
+  Status launchOn(FunctionHandle function, Dim3 grid, Dim3 block,
+                  unsigned sharedBytes, StreamHandle stream,
+                  void **params) override {
     auto f = static_cast<CUfunction>(function);
     if (sharedBytes > 48 * 1024 && d.cuFuncSetAttribute)
       d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                            static_cast<int>(sharedBytes));
     return check("cuLaunchKernel",
                  d.cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y,
-                                  block.z, sharedBytes, nullptr, params,
+                                  block.z, sharedBytes,
+                                  static_cast<CUstream>(stream), params,
                                   nullptr));
   }
 
@@ -250,6 +265,48 @@ public:
     return check("cuCtxSynchronize", d.cuCtxSynchronize());
   }
 
+  Status unloadModule(ModuleHandle module) override {
+    if (!d.cuModuleUnload)
+      return missing("cuModuleUnload");
+    return check("cuModuleUnload",
+                 d.cuModuleUnload(static_cast<CUmodule>(module)));
+  }
+  Status deallocate(DevicePtr ptr) override {
+    if (!d.cuMemFree)
+      return missing("cuMemFree_v2");
+    return check("cuMemFree", d.cuMemFree(ptr));
+  }
+  Status fill(DevicePtr dst, uint8_t value, size_t bytes,
+              StreamHandle stream) override {
+    if (!d.cuMemsetD8Async)
+      return missing("cuMemsetD8Async");
+    return check(
+        "cuMemsetD8Async",
+        d.cuMemsetD8Async(dst, value, bytes, static_cast<CUstream>(stream)));
+  }
+  Status createEvent(EventHandle &event) override {
+    return check("cuEventCreate",
+                 d.cuEventCreate(reinterpret_cast<CUevent *>(&event), 0));
+  }
+  Status destroyEvent(EventHandle event) override {
+    return check("cuEventDestroy",
+                 d.cuEventDestroy(static_cast<CUevent>(event)));
+  }
+  Status recordEvent(EventHandle event, StreamHandle stream) override {
+    return check("cuEventRecord",
+                 d.cuEventRecord(static_cast<CUevent>(event),
+                                 static_cast<CUstream>(stream)));
+  }
+  Status elapsedMs(EventHandle start, EventHandle stop, float &ms) override {
+    if (Status s = check("cuEventSynchronize",
+                         d.cuEventSynchronize(static_cast<CUevent>(stop)));
+        !s)
+      return s;
+    return check("cuEventElapsedTime",
+                 d.cuEventElapsedTime(&ms, static_cast<CUevent>(start),
+                                      static_cast<CUevent>(stop)));
+  }
+
 private:
   std::string library;
   Driver d{};
@@ -257,6 +314,11 @@ private:
   CUcontext context = nullptr;
   CUevent start = nullptr, stop = nullptr;
   DeviceInfo deviceInfo;
+  bool sharedContext = false;
+
+  Status missing(const char *symbol) const {
+    return Status::error(library + " has no symbol " + symbol);
+  }
 
   bool loadDriver(std::string &message) {
     if (d.handle)
@@ -305,13 +367,16 @@ private:
     return r == CUDA_SUCCESS ? Status::success() : fail(what, r);
   }
 
-  bool usePrimary() const { return !(d.cuCtxCreate && d.cuCtxDestroy); }
+  bool usePrimary() const {
+    return sharedContext || !(d.cuCtxCreate && d.cuCtxDestroy);
+  }
   void destroyContext() {
     if (usePrimary() && d.cuDevicePrimaryCtxRelease)
       d.cuDevicePrimaryCtxRelease(device);
-    if (usePrimary())
+    // A shared primary context stays: other libraries in the process use it.
+    if (usePrimary() && !sharedContext)
       d.cuDevicePrimaryCtxReset(device);
-    else
+    else if (!usePrimary())
       d.cuCtxDestroy(context);
     context = nullptr;
   }

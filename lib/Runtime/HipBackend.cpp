@@ -22,6 +22,8 @@ public:
 
   const char *name() const override { return "HIP"; }
 
+  void shareProcessContext() override { sharedContext = true; }
+
   OpenResult open(int ordinal, std::string &message) override {
     int count = 0;
     if (hipError_t e = hipGetDeviceCount(&count); e != hipSuccess || !count) {
@@ -58,7 +60,9 @@ public:
 
   Status reset() override {
     destroyEvents();
-    (void)hipDeviceReset();
+    // The device's state belongs to every HIP user in a shared process.
+    if (!sharedContext)
+      (void)hipDeviceReset();
     if (Status s = check("hipSetDevice", hipSetDevice(ordinal)); !s)
       return s;
     if (Status s = check("hipEventCreate", hipEventCreate(&start)); !s)
@@ -113,11 +117,16 @@ public:
 
   Status launch(FunctionHandle function, Dim3 grid, Dim3 block,
                 unsigned sharedBytes, void **params) override {
+    return launchOn(function, grid, block, sharedBytes, nullptr, params);
+  }
+  Status launchOn(FunctionHandle function, Dim3 grid, Dim3 block,
+                  unsigned sharedBytes, StreamHandle stream,
+                  void **params) override {
     return check("hipModuleLaunchKernel",
-                 hipModuleLaunchKernel(static_cast<hipFunction_t>(function),
-                                       grid.x, grid.y, grid.z, block.x, block.y,
-                                       block.z, sharedBytes, nullptr, params,
-                                       nullptr));
+                 hipModuleLaunchKernel(
+                     static_cast<hipFunction_t>(function), grid.x, grid.y,
+                     grid.z, block.x, block.y, block.z, sharedBytes,
+                     static_cast<hipStream_t>(stream), params, nullptr));
   }
   Status timedLaunch(FunctionHandle function, Dim3 grid, Dim3 block,
                      unsigned sharedBytes, void **params, float &ms) override {
@@ -135,8 +144,45 @@ public:
     return check("hipDeviceSynchronize", hipDeviceSynchronize());
   }
 
+  Status unloadModule(ModuleHandle module) override {
+    return check("hipModuleUnload",
+                 hipModuleUnload(static_cast<hipModule_t>(module)));
+  }
+  Status deallocate(DevicePtr ptr) override {
+    return check("hipFree", hipFree(reinterpret_cast<void *>(ptr)));
+  }
+  Status fill(DevicePtr dst, uint8_t value, size_t bytes,
+              StreamHandle stream) override {
+    return check("hipMemsetD8Async",
+                 hipMemsetD8Async(device(dst), value, bytes,
+                                  static_cast<hipStream_t>(stream)));
+  }
+  Status createEvent(EventHandle &event) override {
+    return check("hipEventCreate",
+                 hipEventCreate(reinterpret_cast<hipEvent_t *>(&event)));
+  }
+  Status destroyEvent(EventHandle event) override {
+    return check("hipEventDestroy",
+                 hipEventDestroy(static_cast<hipEvent_t>(event)));
+  }
+  Status recordEvent(EventHandle event, StreamHandle stream) override {
+    return check("hipEventRecord",
+                 hipEventRecord(static_cast<hipEvent_t>(event),
+                                static_cast<hipStream_t>(stream)));
+  }
+  Status elapsedMs(EventHandle start, EventHandle stop, float &ms) override {
+    if (Status s = check("hipEventSynchronize",
+                         hipEventSynchronize(static_cast<hipEvent_t>(stop)));
+        !s)
+      return s;
+    return check("hipEventElapsedTime",
+                 hipEventElapsedTime(&ms, static_cast<hipEvent_t>(start),
+                                     static_cast<hipEvent_t>(stop)));
+  }
+
 private:
   int ordinal = 0;
+  bool sharedContext = false;
   DeviceInfo deviceInfo;
   hipEvent_t start = nullptr, stop = nullptr;
 

@@ -2,7 +2,8 @@
 
 #include "fly/Runtime/LaunchSpec.h"
 
-#include "fly/Runtime/RegularFile.h"
+#include "fly/Support/BoundedJSON.h"
+#include "fly/Support/SafeFile.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
@@ -473,9 +474,9 @@ Expected<LaunchSpec> parseLaunchSpec(StringRef text, StringRef path) {
     return createStringError("%s: the spec is larger than %llu bytes",
                              path.str().c_str(),
                              (unsigned long long)kMaxSpecBytes);
-  Expected<json::Value> root = json::parse(text);
+  Expected<json::Value> root = parseJSONBounded(text, path);
   if (!root)
-    return createStringError(path + ":" + toString(root.takeError()));
+    return root.takeError();
   LaunchSpec spec;
   spec.path = path.str();
   spec.text = text.str();
@@ -493,7 +494,8 @@ Expected<LaunchSpec> parseLaunchSpec(StringRef text, StringRef path) {
 }
 
 Expected<LaunchSpec> readLaunchSpec(StringRef path) {
-  Expected<std::string> text = readRegularFile(path, kMaxSpecBytes);
+  Expected<std::string> text =
+      readRegularFileText(path, kMaxSpecBytes, FinalSymlink::Refuse);
   if (!text)
     return text.takeError();
   return parseLaunchSpec(*text, path);
@@ -531,7 +533,8 @@ Expected<std::vector<std::string>> initializeBuffers(const LaunchSpec &spec) {
   for (size_t i = 0; i < spec.buffers.size(); ++i) {
     const BufferSpec &b = spec.buffers[i];
     if (b.init == BufferSpec::Init::File) {
-      Expected<std::string> data = readRegularFile(b.file, b.bytes());
+      Expected<std::string> data =
+          readRegularFileText(b.file, b.bytes(), FinalSymlink::Refuse);
       if (!data)
         return data.takeError();
       if (data->size() != b.bytes())

@@ -2,7 +2,9 @@
 
 #include "fly/Runtime/SweepManifest.h"
 
-#include "fly/Runtime/RegularFile.h"
+#include "fly/Support/BoundedJSON.h"
+#include "fly/Support/FileName.h"
+#include "fly/Support/SafeFile.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -122,9 +124,9 @@ bool fromJSON(const json::Value &value, ManifestVariant &v, json::Path path) {
 
 Expected<SweepManifest> parseSweepManifest(StringRef text, StringRef dir) {
   std::string where = (dir + "/manifest.json").str();
-  Expected<json::Value> root = json::parse(text);
+  Expected<json::Value> root = parseJSONBounded(text, where);
   if (!root)
-    return createStringError(where + ":" + toString(root.takeError()));
+    return root.takeError();
   SweepManifest m;
   m.dir = dir.str();
 
@@ -164,8 +166,8 @@ Expected<SweepManifest> parseSweepManifest(StringRef text, StringRef dir) {
 }
 
 Expected<SweepManifest> readSweepManifest(StringRef dir) {
-  Expected<std::string> text =
-      readRegularFile((dir + "/manifest.json").str(), 256 << 20);
+  Expected<std::string> text = readRegularFileText(
+      (dir + "/manifest.json").str(), 256 << 20, FinalSymlink::Refuse);
   if (!text)
     return createStringError(toString(text.takeError()) + " (is '" + dir +
                              "' a fly-tune --out-dir?)");
@@ -174,7 +176,8 @@ Expected<SweepManifest> readSweepManifest(StringRef dir) {
 
 Expected<std::string> readObject(const ManifestObject &object) {
   Expected<std::string> bytes =
-      readRegularFile(object.file, std::min(object.size, kMaxObjectBytes));
+      readRegularFileText(object.file, std::min(object.size, kMaxObjectBytes),
+                          FinalSymlink::Refuse);
   if (bytes && object.size != kMaxObjectBytes && bytes->size() != object.size)
     return createStringError("'%s' is %zu bytes, the manifest says %llu",
                              object.file.c_str(), bytes->size(),

@@ -3,7 +3,7 @@
 #include "fly/Runtime/Verification.h"
 
 #include "fly/Object/CubinInfo.h"
-#include "fly/Runtime/RegularFile.h"
+#include "fly/Support/SafeFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
@@ -117,7 +117,8 @@ computeHostReference(const LaunchSpec &spec,
   ref.buffer = r.c;
   if (r.kind == ReferenceSpec::Kind::File) {
     uint64_t bytes = spec.buffers[r.c].bytes();
-    Expected<std::string> data = readRegularFile(r.file, bytes);
+    Expected<std::string> data =
+        readRegularFileText(r.file, bytes, FinalSymlink::Refuse);
     if (!data)
       return data.takeError();
     if (data->size() != bytes)

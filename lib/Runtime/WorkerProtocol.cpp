@@ -1,6 +1,7 @@
 //===- WorkerProtocol.cpp - Worker process <-> supervisor -----------------===//
 
 #include "fly/Runtime/WorkerProtocol.h"
+#include "fly/Support/BoundedJSON.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -150,7 +151,7 @@ Error runWorker(const std::function<void(Channel &)> &body,
          pending.erase(0, nl + 1)) {
       WorkerMessage message;
       Expected<json::Value> value =
-          json::parse(StringRef(pending).take_front(nl));
+          parseJSONBounded(StringRef(pending).take_front(nl), "worker");
       json::Path::Root root;
       if (value && fromJSON(*value, message, root))
         onMessage(message);

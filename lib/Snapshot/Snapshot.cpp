@@ -141,16 +141,4 @@ OwningOpRef<ModuleOp> readSnapshotBuffer(StringRef buffer, StringRef name,
   return parseSnapshot(MemoryBuffer::getMemBufferCopy(buffer, name), context);
 }
 
-OwningOpRef<ModuleOp> readSnapshot(StringRef path, MLIRContext *context) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
-      MemoryBuffer::getFile(path, /*IsText=*/false);
-  if (!buffer) {
-    emitError(FileLineColLoc::get(context, path, 0, 0))
-        << "cannot read snapshot '" << path
-        << "': " << buffer.getError().message();
-    return nullptr;
-  }
-  return parseSnapshot(std::move(*buffer), context);
-}
-
 } // namespace fly

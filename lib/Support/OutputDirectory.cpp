@@ -25,6 +25,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,11 +103,11 @@ static void onInterrupt() {
     struct timespec ms = {0, 1000000};
     ::nanosleep(&ms, nullptr);
   }
-  // LLVM has already removed the staged files it knows (RemoveFileOnSignal).
-  // The writing thread may have created one since (the signal can run on
-  // another thread), and a TempFile registers itself only after creating its
-  // file: empty the directory with async-signal-safe calls only (no malloc,
-  // no opendir), then remove it. What a writer creates after the last pass
+  // The staged files are not registered one by one with RemoveFileOnSignal
+  // (its list costs O(files) per registration: quadratic out-dirs), and a
+  // TempFile registers itself only after creating its file: empty the
+  // directory with async-signal-safe calls only (no malloc, no opendir),
+  // then remove it. What a writer creates after the last pass
   // is removed by the next run into the out-dir (removeStaleStaging).
   if (signalStagingSet.load()) {
     int fd = ::open(signalStaging, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -134,7 +135,8 @@ static void onInterrupt() {
   ::raise(SIGINT);
 }
 
-static void registerLive(StringRef staging) {
+/// Whether the interrupt handler now cleans `staging` as a whole.
+static bool registerLive(StringRef staging) {
   std::lock_guard<std::mutex> lock(liveMutex);
   liveStaging.insert(staging);
   if (!signalStagingSet.load() && staging.size() < sizeof(signalStaging)) {
@@ -142,7 +144,9 @@ static void registerLive(StringRef staging) {
     signalStaging[staging.size()] = '\0';
     signalStagingSet.store(true);
     sys::SetInterruptFunction(onInterrupt);
+    return true;
   }
+  return false;
 }
 
 static void unregisterLive(StringRef staging) {
@@ -165,9 +169,23 @@ static void removeFlatDirectory(StringRef dir) {
   sys::fs::remove(dir);
 }
 
+/// Whether `dir` holds the marker a staging directory starts with, or the
+/// record a commit writes before the marker goes: fly made it.
+static bool isFlyStaging(StringRef dir) {
+  for (StringRef file :
+       {OutputDirectory::kStagingMarkerName, OutputDirectory::kRecordName}) {
+    sys::fs::file_status status;
+    if (!sys::fs::status(sibling(dir, file), status, /*Follow=*/false) &&
+        status.type() == sys::fs::file_type::regular_file)
+      return true;
+  }
+  return false;
+}
+
 /// Staging directories of `name` whose process is gone (killed runs) are
 /// removed; so are those of this process id that this process does not
-/// own (a container reusing the pid of a killed run).
+/// own (a container reusing the pid of a killed run). Only directories fly
+/// made: a user's directory of a matching name is left alone.
 static void removeStaleStaging(StringRef parent, StringRef name) {
   std::string prefix = stagingPrefix(name);
   std::error_code ec;
@@ -187,7 +205,7 @@ static void removeStaleStaging(StringRef parent, StringRef name) {
                          std::lock_guard<std::mutex> lock(liveMutex);
                          return liveStaging.contains(it->path());
                        }();
-    if (!alive)
+    if (!alive && isFlyStaging(it->path()))
       removeFlatDirectory(it->path());
   }
 }
@@ -223,11 +241,55 @@ findForeignDirectory(StringRef dir, const StringSet<> &record) {
   return std::nullopt;
 }
 
+/// `path` absolute, without "." and ".." components, and through symlinks as
+/// far as it exists.
+static std::string resolvePath(StringRef path) {
+  SmallString<256> absolute(path);
+  sys::fs::make_absolute(absolute);
+  sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
+  // The deepest existing ancestor resolved, the rest appended.
+  SmallString<256> existing(absolute), rest;
+  while (!existing.empty() && !sys::fs::exists(existing)) {
+    SmallString<256> tail(sys::path::filename(existing));
+    sys::path::append(tail, rest);
+    rest = tail;
+    StringRef parent = sys::path::parent_path(existing);
+    if (parent == existing)
+      break;
+    existing = SmallString<256>(parent);
+  }
+  SmallString<256> real;
+  if (existing.empty() || sys::fs::real_path(existing, real))
+    return std::string(absolute);
+  sys::path::append(real, rest);
+  return std::string(real);
+}
+
+Error OutputDirectory::checkOutside(StringRef outDir, StringRef other,
+                                    StringRef what) {
+  if (other.empty())
+    return Error::success();
+  std::string out = resolvePath(outDir);
+  std::string inner = resolvePath(other);
+  StringRef rest(inner);
+  if (rest.consume_front(out) &&
+      (rest.empty() || sys::path::is_separator(rest.front())))
+    return fail(what + " '" + other + "' is inside out-dir '" + outDir +
+                "', which is replaced as a whole; put one outside the other");
+  return Error::success();
+}
+
 Error OutputDirectory::check(StringRef path) {
   Expected<std::pair<std::string, std::string>> split = splitOutDir(path);
   if (!split)
     return split.takeError();
   auto &[parent, name] = *split;
+  // Found here, not when the out-dir is replaced after the whole sweep.
+  SmallString<256> target;
+  if (sys::fs::is_symlink_file(path) && sys::fs::real_path(path, target))
+    return fail("out-dir '" + path +
+                "' is a symlink that leads nowhere (dangling, or a loop); "
+                "remove it or point it at a directory");
   sys::fs::file_status status;
   if (!sys::fs::status(path, status) && sys::fs::exists(status)) {
     if (!sys::fs::is_directory(status))
@@ -275,12 +337,13 @@ OutputDirectory::create(StringRef outDir) {
   std::string prefix = sibling(parent, stagingPrefix(name) +
                                            Twine(sys::Process::getProcessId()));
   std::string staging;
+  bool asAWhole = false;
   std::error_code ec = std::make_error_code(std::errc::file_exists);
   for (int attempt = 0; attempt < 100 && ec == std::errc::file_exists;
        ++attempt) {
     staging = prefix + "-" +
               utohexstr(sys::Process::GetRandomNumber() & 0xffffff, true, 6);
-    registerLive(staging);
+    asAWhole = registerLive(staging);
     ec = sys::fs::create_directory(staging, /*IgnoreExisting=*/false);
     if (ec)
       unregisterLive(staging);
@@ -288,8 +351,29 @@ OutputDirectory::create(StringRef outDir) {
   if (ec)
     return fail("cannot create a staging directory beside out-dir '" + outDir +
                 "': " + ec.message());
-  return std::unique_ptr<OutputDirectory>(
+  int markerFd;
+  if (std::error_code mec = sys::fs::openFileForWrite(
+          sibling(staging, kStagingMarkerName), markerFd, sys::fs::CD_CreateNew,
+          sys::fs::OF_None)) {
+    removeFlatDirectory(staging);
+    unregisterLive(staging);
+    return fail("cannot create a staging directory beside out-dir '" + outDir +
+                "': " + mec.message());
+  }
+  ::close(markerFd);
+  // The new out-dir takes the place of the old one with its mode and group
+  // (a group-shared or 0755 out-dir stays so).
+  struct stat existing;
+  if (::stat(outDir.str().c_str(), &existing) == 0 &&
+      S_ISDIR(existing.st_mode)) {
+    ::chmod(staging.c_str(), existing.st_mode & 07777);
+    if (existing.st_gid != ::getegid())
+      (void)!::chown(staging.c_str(), static_cast<uid_t>(-1), existing.st_gid);
+  }
+  std::unique_ptr<OutputDirectory> out(
       new OutputDirectory(outDir.str(), std::string(staging)));
+  out->cleanedAsAWhole = asAWhole;
+  return out;
 }
 
 OutputDirectory::~OutputDirectory() {
@@ -301,14 +385,16 @@ void OutputDirectory::removeStaging() {
   for (const std::string &file : written) {
     std::string full = sibling(staging, file);
     sys::fs::remove(full);
-    sys::DontRemoveFileOnSignal(full);
+    if (!cleanedAsAWhole)
+      sys::DontRemoveFileOnSignal(full);
   }
   removeFlatDirectory(staging);
   unregisterLive(staging);
 }
 
 Error OutputDirectory::write(StringRef name, StringRef contents) {
-  if (!isPlainFileName(name) || name == kRecordName)
+  if (!isPlainFileName(name) || name == kRecordName ||
+      name == kStagingMarkerName)
     return fail("refusing to write '" + name + "' in out-dir '" + path +
                 "': not a plain file name");
   if (!writtenNames.insert(name).second)
@@ -325,7 +411,8 @@ Error OutputDirectory::write(StringRef name, StringRef contents) {
   });
   if (interrupted.load())
     return fail("interrupted while writing out-dir '" + path + "'");
-  sys::RemoveFileOnSignal(full);
+  if (!cleanedAsAWhole)
+    sys::RemoveFileOnSignal(full);
   written.push_back(name.str());
   int fd;
   if (std::error_code ec = sys::fs::openFileForWrite(
@@ -353,7 +440,8 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
     record += file + "\n";
   {
     std::string full = sibling(staging, kRecordName);
-    sys::RemoveFileOnSignal(full);
+    if (!cleanedAsAWhole)
+      sys::RemoveFileOnSignal(full);
     written.push_back(kRecordName.str());
     if (Error err = writeFileAtomically(full, record))
       return err;
@@ -404,9 +492,11 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
                     "name; move it or choose another out-dir; nothing was "
                     "replaced");
       std::string link = sibling(staging, entry);
-      sys::RemoveFileOnSignal(link);
+      if (!cleanedAsAWhole)
+        sys::RemoveFileOnSignal(link);
       if (std::error_code lec = sys::fs::create_hard_link(it->path(), link)) {
-        sys::DontRemoveFileOnSignal(link);
+        if (!cleanedAsAWhole)
+          sys::DontRemoveFileOnSignal(link);
         return fail("out-dir '" + path + "' holds '" + entry +
                     "', which fly did not write and cannot carry over (" +
                     lec.message() + "); nothing was replaced");
@@ -417,6 +507,9 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
       return fail("cannot list out-dir '" + path + "': " + ec.message());
   }
 
+  // The out-dir does not keep the marker; the record written above still
+  // marks the directory as fly's if this process dies before the rename.
+  sys::fs::remove(sibling(staging, kStagingMarkerName));
   std::string old;
   if (!exists) {
     if (::rename(staging.c_str(), path.c_str()))
@@ -444,10 +537,12 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
     old = std::string(aside);
   }
   committed = true;
-  for (const std::string &file : written)
-    sys::DontRemoveFileOnSignal(sibling(staging, file));
-  for (const std::string &file : carried)
-    sys::DontRemoveFileOnSignal(sibling(staging, file));
+  if (!cleanedAsAWhole) {
+    for (const std::string &file : written)
+      sys::DontRemoveFileOnSignal(sibling(staging, file));
+    for (const std::string &file : carried)
+      sys::DontRemoveFileOnSignal(sibling(staging, file));
+  }
   unregisterLive(staging);
 
   // The previous version: its recorded files, and the links of the files

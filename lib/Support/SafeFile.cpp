@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Errno.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -16,16 +17,23 @@ namespace fly {
 
 Expected<std::unique_ptr<MemoryBuffer>>
 readRegularFile(const Twine &path, uint64_t maxBytes,
-                sys::fs::file_status *statusOut) {
+                sys::fs::file_status *statusOut, FinalSymlink symlink) {
   SmallString<256> name;
   path.toVector(name);
   // O_NONBLOCK: open() of a FIFO without a writer returns at once instead of
   // waiting for one; the type check below then refuses it.
-  int fd = ::open(name.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC;
+  if (symlink == FinalSymlink::Refuse)
+    flags |= O_NOFOLLOW;
+  int fd =
+      sys::RetryAfterSignal(-1, [&] { return ::open(name.c_str(), flags); });
   if (fd < 0) {
     std::error_code ec(errno, std::generic_category());
     return createStringError(ec, "cannot read '%s': %s", name.c_str(),
-                             ec.message().c_str());
+                             symlink == FinalSymlink::Refuse &&
+                                     ec.value() == ELOOP
+                                 ? "it is a symbolic link"
+                                 : ec.message().c_str());
   }
   llvm::scope_exit closeFd([&] { ::close(fd); });
   sys::fs::file_status status;
@@ -53,6 +61,22 @@ readRegularFile(const Twine &path, uint64_t maxBytes,
   if (statusOut)
     *statusOut = status;
   return std::move(*buffer);
+}
+
+Expected<std::string> readRegularFileText(const Twine &path, uint64_t maxBytes,
+                                          FinalSymlink symlink) {
+  Expected<std::unique_ptr<MemoryBuffer>> buffer =
+      readRegularFile(path, maxBytes, nullptr, symlink);
+  if (!buffer)
+    return buffer.takeError();
+  return (*buffer)->getBuffer().str();
+}
+
+bool existsAsNonRegularFile(const Twine &path) {
+  sys::fs::file_status status;
+  if (sys::fs::status(path, status, /*Follow=*/false))
+    return false;
+  return status.type() != sys::fs::file_type::regular_file;
 }
 
 Error writeFileAtomically(const Twine &path, StringRef contents,

@@ -5,6 +5,7 @@
 #include "fly/Executor/Executor.h"
 #include "fly/Hints/BackendOpts.h"
 #include "fly/Hints/HintSet.h"
+#include "fly/Hints/HintSetLimit.h"
 #include "fly/Pipeline/StageDumper.h"
 #include "fly/Replay/BinaryPass.h"
 #include "fly/Replay/Manifest.h"
@@ -132,6 +133,8 @@ FailureOr<std::vector<fly::HintSet>> FlySnapshotPass::collectHintSets() {
                             << toString(parsed.takeError());
     llvm::append_range(sets, *parsed);
   }
+  if (Error err = fly::checkHintSetCount(sets.size()))
+    return emitError(loc) << "fly-snapshot: " << toString(std::move(err));
   return sets;
 }
 

@@ -12,6 +12,13 @@ child), the library found at (first hit):
 
 The copied library keeps its RUNPATH (the LLVM/MLIR it was built against),
 so the installed package needs no environment variables.
+
+Run as a script (the `fly-wheel` build target, -DFLY_SELF_CONTAINED=ON) it
+builds the self-contained wheel instead: the statically linked library and
+fly-tune of build/self-contained, the ROCm device libraries as
+fly_snapshot/rocm-toolkit/amdgcn/bitcode (where the library looks for a
+ROCDL toolkit), tagged manylinux_2_<N>_x86_64 with N the newest glibc
+symbol version the two binaries need (objdump -T).
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ import io
 import os
 import re
 import shutil
+import subprocess
+import sys
 import sysconfig
 import tarfile
 import zipfile
@@ -101,10 +110,24 @@ def get_requires_for_build_sdist(config_settings=None):
     return []
 
 
-def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+def glibc_floor(binaries) -> tuple:
+    """The newest GLIBC_2.N symbol version any of `binaries` needs, as
+    (2, N): the oldest glibc they run on."""
+    floor = (2, 0)
+    for binary in binaries:
+        table = subprocess.run(["objdump", "-T", os.fspath(binary)], check=True,
+                               capture_output=True, text=True).stdout
+        for major, minor in re.findall(r"\bGLIBC_(\d+)\.(\d+)", table):
+            floor = max(floor, (int(major), int(minor)))
+    return floor
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None,
+                tag=None, extra_files=()):
     version = _version()
     dist_info = "%s-%s.dist-info" % (NAME, version)
-    filename = "%s-%s-%s.whl" % (NAME, version, _tag())
+    tag = tag or _tag()
+    filename = "%s-%s-%s.whl" % (NAME, version, tag)
     files = []
     for path in _package_files():
         files.append((path.relative_to(SOURCE_DIR).as_posix(), path.read_bytes()))
@@ -115,10 +138,15 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     files.append(("%s/lib/%s" % (NAME, LIBRARY), library.read_bytes()))
     fly_tune = _find_fly_tune(config_settings, library)
     files.append(("%s/bin/fly-tune" % NAME, fly_tune.read_bytes()))
+    # fly_snapshot.runtime's library (no LLVM), built beside the C API's.
+    runtime_library = library.parent / "libFlyRuntimeCAPI.so"
+    if runtime_library.is_file():
+        files.append(("%s/lib/%s" % (NAME, runtime_library.name), runtime_library.read_bytes()))
+    files.extend(extra_files)
     files.append(("%s/METADATA" % dist_info, _metadata().encode()))
     files.append(("%s/WHEEL" % dist_info,
                   ("Wheel-Version: 1.0\nGenerator: fly_build\nRoot-Is-Purelib: false\n"
-                   "Tag: %s\n" % _tag()).encode()))
+                   "Tag: %s\n" % tag).encode()))
     files.append(("%s/top_level.txt" % dist_info, (NAME + "\n").encode()))
     record = [_record_line(name, data) for name, data in files]
     record.append("%s/RECORD,," % dist_info)
@@ -152,3 +180,32 @@ def build_sdist(sdist_directory, config_settings=None):
         info.size = len(pkg_info)
         sdist.addfile(info, io.BytesIO(pkg_info))
     return filename
+
+
+def build_self_contained_wheel(wheel_directory, library, fly_tune, bitcode_dir,
+                               runtime_library):
+    """The wheel of a -DFLY_SELF_CONTAINED=ON build; returns its path."""
+    library, fly_tune = Path(library), Path(fly_tune)
+    runtime_library = Path(runtime_library)
+    major, minor = glibc_floor([library, fly_tune, runtime_library])
+    bitcode = [("%s/rocm-toolkit/amdgcn/bitcode/%s" % (NAME, path.name), path.read_bytes())
+               for path in sorted(Path(bitcode_dir).glob("*.bc"))]
+    if not bitcode:
+        raise RuntimeError("fly_snapshot: no ROCm device libraries (*.bc) in %s"
+                           % bitcode_dir)
+    # Older wheels of this version and another tag would be installed as well.
+    for old in Path(wheel_directory).glob("%s-%s-*.whl" % (NAME, _version())):
+        old.unlink()
+    name = build_wheel(wheel_directory, {"fly-capi-lib": os.fspath(library),
+                                         "fly-tune": os.fspath(fly_tune)},
+                       tag="py3-none-manylinux_%d_%d_x86_64" % (major, minor),
+                       extra_files=bitcode + [("%s/lib/%s" % (NAME, runtime_library.name),
+                                               runtime_library.read_bytes())])
+    return Path(wheel_directory) / name
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 6:
+        sys.exit("usage: fly_build.py <wheel-dir> <libFlySnapshotCAPI.so> <fly-tune> "
+                 "<bitcode-dir> <libFlyRuntimeCAPI.so>")
+    print(build_self_contained_wheel(*sys.argv[1:]))

@@ -24,9 +24,7 @@ LIBRARY_NAME = "libFlySnapshotCAPI.so"
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
-class LibraryNotFoundError(OSError):
-    """libFlySnapshotCAPI.so is neither in the package nor where it was
-    recorded at build or install time."""
+from .errors import LibraryNotFoundError
 
 
 class _FlyCompiler(ctypes.Structure):
@@ -65,6 +63,7 @@ _SIGNATURES = {
     "flyResultDestroy": (None, [_FlyResult]),
     "flyResultWrite": (ctypes.c_bool, [_FlyResult, ctypes.c_char_p]),
     "flyGetPresetPipeline": (ctypes.c_char_p, [ctypes.c_char_p, ctypes.c_char_p]),
+    "flyCheckCompileArguments": (ctypes.c_bool, [ctypes.c_char_p, ctypes.c_char_p]),
 }
 
 

@@ -13,12 +13,11 @@ file is missing.
 from __future__ import annotations
 
 import functools
-import json
 import re
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
-from . import _capi
+from . import _capi, _files
 
 _SPECS_FILE = Path(__file__).resolve().with_name("_hint_specs.json")
 
@@ -37,7 +36,7 @@ def hint_specs() -> Tuple[Dict[str, Any], ...]:
         text = _SPECS_FILE.read_bytes()
     except OSError:  # a package without its data files
         text = _capi.lib().flyGetHintSpecsJSON()
-    return tuple(json.loads(text))
+    return tuple(_files.loads_bounded(text.decode(), "hint specs"))
 
 
 def split_hint_name(key: str) -> Optional[Tuple[str, str]]:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
-from . import _capi, _hints
+from . import _capi, _files, _hints
 from .errors import CompileError, FlyError, InvalidInputError
 
 HintValue = Union[int, bool, str]
@@ -34,21 +33,6 @@ def _typed_hints(hint_set: Mapping[str, Union[int, str]]) -> HintSet:
     return typed
 
 
-def _occupancy(chip: str, vgprs: Optional[int]) -> Optional[int]:
-    """Waves per SIMD that the VGPR count allows, for the gfx9 chips whose
-    register file fly knows: gfx90a/gfx94x/gfx95x (512 unified VGPRs and
-    AGPRs per lane, granule 8, at most 8 waves) and the other gfx9 chips (256,
-    granule 4, at most 10). None elsewhere or without a count."""
-    if vgprs is None or not chip.startswith("gfx9"):
-        return None
-    if re.match(r"gfx9(0a|4\d|5\d)$", chip):
-        total, granule, max_waves = 512, 8, 8
-    else:
-        total, granule, max_waves = 256, 4, 10
-    used = max(granule, -(-vgprs // granule) * granule)
-    return min(max_waves, total // used)
-
-
 @dataclass(frozen=True)
 class Kernel:
     """Resource usage of one kernel of one object, as the backend reported
@@ -66,29 +50,31 @@ class Kernel:
     scratch: Optional[int]
     #: Static LDS / shared memory bytes.
     lds: Optional[int]
-    #: Waves per SIMD the register count allows (see _occupancy); None where
+    #: What the register counts allow (``occupancy_unit``: waves/SIMD on
+    #: AMDGPU, blocks/SM on NVIDIA with the kernel's block size); None where
     #: unknown.
     occupancy: Optional[int]
+    occupancy_unit: Optional[str]
     #: Every metadata field as the library reported it.
     metadata: Dict[str, Any] = field(repr=False)
 
     @classmethod
-    def _from_json(cls, entry: Mapping[str, Any], chip: str) -> "Kernel":
-        md = dict(entry.get("metadata", {}))
-        registers = md.get("vgpr_count", md.get("registers"))
-        spills = None
-        if "vgpr_spill_count" in md or "sgpr_spill_count" in md:
-            spills = md.get("vgpr_spill_count", 0) + md.get("sgpr_spill_count", 0)
+    def _from_json(cls, entry: Mapping[str, Any]) -> "Kernel":
+        """The library's normalised ``resources`` of a manifest kernel; read,
+        never derived again from the metadata."""
+        res = entry.get("resources") or {}
+        registers = res.get("vgpr")
         return cls(
             name=entry.get("name", ""),
-            registers=registers,
-            sgprs=md.get("sgpr_count"),
-            agprs=md.get("agpr_count"),
-            spills=spills,
-            scratch=md.get("private_segment_fixed_size", md.get("frame_bytes")),
-            lds=md.get("group_segment_fixed_size", md.get("shared_bytes")),
-            occupancy=_occupancy(chip, registers),
-            metadata=md,
+            registers=res.get("registers") if registers is None else registers,
+            sgprs=res.get("sgpr"),
+            agprs=res.get("agpr"),
+            spills=res.get("spills"),
+            scratch=res.get("scratch"),
+            lds=res.get("shared"),
+            occupancy=res.get("occupancy"),
+            occupancy_unit=res.get("occupancy_unit"),
+            metadata=dict(entry.get("metadata", {})),
         )
 
 
@@ -105,11 +91,6 @@ class Object:
     format: str
     data: bytes = field(repr=False)
     kernels: List[Kernel]
-
-
-def _chip_of(target_attr: str) -> str:
-    match = re.search(r'chip\s*=\s*"([^"]+)"', target_attr)
-    return match.group(1) if match else ""
 
 
 @dataclass(frozen=True)
@@ -217,14 +198,13 @@ def _variant_from_entry(entry: Mapping[str, Any], data: Sequence[bytes],
     """A Variant from its manifest entry and its objects' bytes, in order."""
     objects = []
     for obj, blob in zip(entry.get("objects", []), data):
-        chip = _chip_of(obj.get("target", ""))
         objects.append(Object(
             gpu_module=obj.get("gpu_module", ""),
             target=obj.get("target", ""),
-            chip=chip,
+            chip=obj.get("chip", ""),
             format=obj.get("format", ""),
             data=blob,
-            kernels=[Kernel._from_json(k, chip) for k in obj.get("kernels", [])],
+            kernels=[Kernel._from_json(k) for k in obj.get("kernels", [])],
         ))
     return Variant(
         index=entry.get("index", index),
@@ -248,21 +228,36 @@ def read_out_dir(out_dir: Union[str, "os.PathLike[str]"]) -> List[Variant]:
     :raises FlyError: no or a malformed manifest, a missing object file.
     """
     root = Path(out_dir)
+    manifest_path = root / "manifest.json"
     try:
-        manifest = json.loads((root / "manifest.json").read_text())
-        entries = manifest["variants"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
+        text = _files.read_regular_file(manifest_path, _MAX_MANIFEST_BYTES).decode()
+    except (FlyError, UnicodeDecodeError) as e:
         raise FlyError("%s is not a fly out-dir: %s" % (root, e)) from e
+    manifest = _files.loads_bounded(text, str(manifest_path))
+    entries = manifest.get("variants") if isinstance(manifest, dict) else None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise FlyError("%s is not a fly out-dir: 'variants' is not a list of objects"
+                       % manifest_path)
     variants = []
     for i, entry in enumerate(entries):
         # files: <id>.mlir, then one object file per object, in order.
-        object_files = [f for f in entry.get("files", []) if not f.endswith(".mlir")]
-        try:
-            data = [(root / f).read_bytes() for f in object_files]
-        except OSError as e:
-            raise FlyError("%s: %s" % (root, e)) from e
+        files = entry.get("files", [])
+        if not isinstance(files, list):
+            raise FlyError("%s: variants[%d].files is not a list" % (manifest_path, i))
+        for f in files:
+            # Only names inside the out-dir: a manifest names no other file.
+            if not _files.is_plain_file_name(f):
+                raise FlyError("%s: variants[%d].files: %r is not a plain file name "
+                               "(no '/', '.' or '..')" % (manifest_path, i, f))
+        data = [_files.read_regular_file(root / f, _MAX_OBJECT_BYTES)
+                for f in files if not f.endswith(".mlir")]
         variants.append(_variant_from_entry(entry, data, i))
     return variants
+
+
+# As fly-run reads an out-dir (lib/Runtime/SweepManifest.cpp).
+_MAX_MANIFEST_BYTES = 256 << 20
+_MAX_OBJECT_BYTES = 1 << 30
 
 
 def _check_hint_sets(hint_sets: Optional[Sequence[Mapping[str, HintValue]]]) -> str:
@@ -273,12 +268,17 @@ def _check_hint_sets(hint_sets: Optional[Sequence[Mapping[str, HintValue]]]) -> 
                                 "[{}, {'waves_per_eu': 2}], got %r" % (hint_sets,))
     for i, hints in enumerate(hint_sets):
         if not isinstance(hints, Mapping):
-            raise InvalidInputError("hint set #%d must be a dict, got %r" % (i + 1, hints))
+            raise InvalidInputError("hint set #%d must be a dict, got %r" % (i, hints))
         for key, value in hints.items():
             if not isinstance(key, str) or not isinstance(value, (int, bool, str)):
                 raise InvalidInputError(
                     "hint set #%d: %r = %r: names are strings, values int, bool or str"
-                    % (i + 1, key, value))
+                    % (i, key, value))
+            # bool is an int subclass: True would compile as maxnreg=1.
+            if isinstance(value, bool) and _hints.hint_type(key) == "int":
+                raise InvalidInputError(
+                    "hint set #%d: %r = %r: %s takes an int, not a bool"
+                    % (i, key, value, key))
     return json.dumps([dict(h) for h in hint_sets] or [{}])
 
 
@@ -354,6 +354,10 @@ class Compiler(_OwnedHandle):
             raise InvalidInputError("target must be 'rocdl:<chip>' or 'nvvm:<sm_XX>', "
                                     "got %r" % (target,))
         hints_json = _check_hint_sets(hint_sets)
+        # The library's own checks (hint names, values, ranges, the chip),
+        # before anything compiles.
+        if not self._lib.flyCheckCompileArguments(hints_json.encode(), target.encode()):
+            raise InvalidInputError(_capi.last_error())
         if pipeline is None:
             pipeline = self.preset_pipeline(target)
         elif not isinstance(pipeline, str) or not pipeline.strip():
@@ -377,7 +381,8 @@ class Compiler(_OwnedHandle):
 
     def _variant(self, handle: _capi._FlyResult, i: int) -> Variant:
         lib = self._lib
-        entry = json.loads(lib.flyResultGetVariantJSON(handle, i))
+        entry = _files.loads_bounded(lib.flyResultGetVariantJSON(handle, i).decode(),
+                                     "variant %d" % i)
         data = []
         for o in range(len(entry.get("objects", []))):
             size = ctypes.c_size_t()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from ._capi import LibraryNotFoundError
 
 
 class FlyError(Exception):
     """Base class of every error fly_snapshot raises on purpose."""
+
+
+class LibraryNotFoundError(FlyError, OSError):
+    """libFlySnapshotCAPI.so is neither in the package nor where it was
+    recorded at build or install time."""
 
 
 class InvalidInputError(FlyError, ValueError):

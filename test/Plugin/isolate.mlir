@@ -16,11 +16,17 @@
 // FILES: v0_waves_per_eu_1.kernels.gfx942.hsaco
 // FILES: v2_waves_per_eu_2.kernels.gfx942.hsaco
 
-// Without isolation the same run ends mlir-opt.
-// RUN: not --crash mlir-opt --load-pass-plugin=%fly_plugin %s -o /dev/null \
-// RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=1;target.triple=r600-unknown-unknown\" binary-pass=\"gpu-module-to-binary{format=fatbin toolkit=%rocm_toolkit}\"})" 2>&1 \
-// RUN:   | FileCheck %s --check-prefix=DIES
-// DIES: LLVM ERROR: Cannot select
+// Without isolation too: the LLVM fatal error unwinds to the binary pass,
+// which fails that variant's gpu.module; mlir-opt lives.
+// RUN: not mlir-opt --load-pass-plugin=%fly_plugin %s -o /dev/null \
+// RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=1;target.triple=r600-unknown-unknown\" out-dir=%t/batch binary-pass=\"gpu-module-to-binary{format=fatbin toolkit=%rocm_toolkit}\"})" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BATCH
+// BATCH: LLVM ERROR: Cannot select
+// BATCH: error: fly-snapshot: replay of variant 'v1_target_triple_r600_unknown_unknown' (hints 'target.triple=r600-unknown-unknown') failed:
+// BATCH: the binary pass hit an LLVM fatal error: Cannot select
+// RUN: ls %t/batch | FileCheck %s --check-prefix=BATCH-FILES
+// BATCH-FILES: manifest.json
+// BATCH-FILES: v0_waves_per_eu_1.kernels.gfx942.hsaco
 
 module attributes {gpu.container_module} {
   gpu.module @kernels [#rocdl.target<chip = "gfx942">] {

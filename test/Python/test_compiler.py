@@ -21,6 +21,11 @@ def test_library_found_without_environment():
     assert Compiler.version() == fly_snapshot.__version__
 
 
+def test_library_not_found_is_a_fly_error():
+    assert issubclass(fly_snapshot.LibraryNotFoundError, fly_snapshot.FlyError)
+    assert issubclass(fly_snapshot.LibraryNotFoundError, OSError)
+
+
 @pytest.mark.parametrize("kwargs", [{"jobs": -1}, {"jobs": "2"}, {"jobs": True}])
 def test_bad_compiler_options(kwargs):
     with pytest.raises(InvalidInputError):
@@ -31,6 +36,8 @@ def test_bad_compiler_options(kwargs):
     ({"hint_sets": "waves_per_eu=2"}, "list of dicts"),
     ({"hint_sets": [["waves_per_eu", 2]]}, "must be a dict"),
     ({"hint_sets": [{"waves_per_eu": 2.5}]}, "values int, bool or str"),
+    # bool is an int subclass; True must not compile as maxnreg=1.
+    ({"hint_sets": [{"maxnreg": True}]}, "maxnreg takes an int, not a bool"),
     ({"target": "gfx942"}, "rocdl:<chip>"),
     ({"pipeline": "  "}, "non-empty"),
 ])
@@ -47,11 +54,20 @@ def test_unknown_target_family(compiler):
 
 
 def test_library_rejects_bad_input(rocdl, tile_matmul):
-    # Unknown hint: rejected by the library before anything compiles.
-    with pytest.raises(CompileError, match="unknown hint 'wave_per_eu'"):
+    # Unknown hint, bad value, bad chip: rejected by the library's checks
+    # before anything compiles, as InvalidInputError; hint sets numbered
+    # from 0 as the library numbers them.
+    with pytest.raises(InvalidInputError, match="unknown hint 'wave_per_eu'"):
         rocdl.compile(tile_matmul, hint_sets=[{"wave_per_eu": 2}])
-    with pytest.raises(CompileError, match="out of range"):
-        rocdl.compile(tile_matmul, hint_sets=[{"waves_per_eu": 99}])
+    with pytest.raises(InvalidInputError, match=r"hint set #1: .*out of range"):
+        rocdl.compile(tile_matmul, hint_sets=[{}, {"waves_per_eu": 99}])
+    with pytest.raises(InvalidInputError, match="hint set #0"):
+        rocdl.compile(tile_matmul, hint_sets=[{"maxnreg": "lots"}])
+    with pytest.raises(InvalidInputError, match="hint set #1 must be a dict"):
+        rocdl.compile(tile_matmul, hint_sets=[{}, 3])
+    with pytest.raises(InvalidInputError, match="bad chip"):
+        rocdl.compile(tile_matmul, target="rocdl:gfx9999",
+                      pipeline="builtin.module(gpu-module-to-binary)")
     # Malformed IR: a located parse error.
     with pytest.raises(CompileError, match=r'<fly-capi>":1:23\): expected non-function type'):
         rocdl.compile("module { func.func @f( }")
@@ -103,19 +119,22 @@ def test_crashing_hint_set_fails_only_its_variant(rocdl, tile_matmul):
     again.close()
 
 
-def test_without_isolation_the_crash_takes_the_process(rocdl, tmp_path):
-    """The control for the test above: with isolate=False the same hint set
-    aborts the whole process (here a child interpreter)."""
-    script = tmp_path / "crash.py"
+def test_without_isolation_a_fatal_error_fails_only_its_variant(rocdl, tmp_path):
+    """With isolate=False the LLVM fatal error of the same hint set unwinds to
+    the binary pass: the variant fails, the interpreter (a child here, in
+    case it does not) lives."""
+    script = tmp_path / "fatal.py"
     script.write_text(
         "import sys, fly_snapshot\n"
         "c = fly_snapshot.Compiler(cache=False, isolate=False)\n"
-        "c.compile(open(sys.argv[1]).read(), hint_sets=[{'target.triple': 'r600-unknown-unknown'}])\n"
-        "print('survived')\n")
+        "r = c.compile(open(sys.argv[1]).read(), hint_sets=[{'waves_per_eu': 2}, "
+        "{'target.triple': 'r600-unknown-unknown'}])\n"
+        "print('survived', r[0].ok, r[1].ok, 'Cannot select' in r[1].error)\n")
     proc = subprocess.run([sys.executable, str(script),
                            str(SRC_DIR / "examples" / "tile_matmul.mlir")],
                           capture_output=True, text=True, timeout=300)
-    assert proc.returncode != 0 and "survived" not in proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    assert "survived True False True" in proc.stdout
 
 
 def test_write_matches_fly_tune(rocdl, tile_matmul, tmp_path):
@@ -182,3 +201,60 @@ def test_read_out_dir_round_trip(rocdl, tile_matmul, tmp_path):
     assert back[2].error and back[2].objects == []
     with pytest.raises(fly_snapshot.FlyError, match="not a fly out-dir"):
         fly_snapshot.read_out_dir(tmp_path)
+
+
+def test_read_out_dir_refuses_what_fly_run_refuses(tmp_path):
+    """A manifest names only plain files of its out-dir; a FIFO, a device or
+    a deeply nested manifest is a FlyError, never a hang, a MemoryError or a
+    RecursionError."""
+    import json
+    import os
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def manifest(files):
+        (out / "manifest.json").write_text(json.dumps(
+            {"variants": [{"id": "v0", "status": "ok", "files": files,
+                           "objects": [{"target": "#rocdl.target"}]}]}))
+
+    for escape in ["/etc/passwd", "../../../../etc/hostname", "..", "a/b"]:
+        manifest([escape])
+        with pytest.raises(fly_snapshot.FlyError, match="not a plain file name"):
+            fly_snapshot.read_out_dir(out)
+    os.mkfifo(out / "fifo.hsaco")
+    os.symlink("/dev/zero", out / "zero.hsaco")
+    for special in ["fifo.hsaco", "zero.hsaco"]:
+        manifest([special])
+        with pytest.raises(fly_snapshot.FlyError, match="regular file|symbolic link|link"):
+            fly_snapshot.read_out_dir(out)
+    (out / "manifest.json").write_text("[" * 50000 + "]" * 50000)
+    with pytest.raises(fly_snapshot.FlyError, match="nested deeper than the 256"):
+        fly_snapshot.read_out_dir(out)
+    (out / "manifest.json").unlink()
+    os.mkfifo(out / "manifest.json")
+    with pytest.raises(fly_snapshot.FlyError, match="not a regular file"):
+        fly_snapshot.read_out_dir(out)
+
+
+def test_c_api_host_survives_deeply_nested_json():
+    """Compiler options and hint sets nested 50,000 deep are an error the
+    host reads, not a stack overflow that kills it."""
+    from fly_snapshot import _capi
+    lib = _capi.lib()
+    deep = b"[" * 50000 + b"]" * 50000
+    handle = lib.flyCompilerCreate(deep)
+    assert not handle.ptr
+    assert b"nested deeper than the 256 levels" in lib.flyGetLastError()
+    compiler = lib.flyCompilerCreate(b"{}")
+    assert compiler.ptr
+    try:
+        source = b"module {}"
+        result = lib.flyCompilerCompile(compiler, source, len(source),
+                                        b"builtin.module(gpu-module-to-binary)", b"", deep)
+        try:
+            assert not lib.flyResultSucceeded(result)
+            assert b"nested deeper than the 256 levels" in lib.flyResultGetError(result)
+        finally:
+            lib.flyResultDestroy(result)
+    finally:
+        lib.flyCompilerDestroy(compiler)

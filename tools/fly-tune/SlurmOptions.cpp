@@ -2,8 +2,11 @@
 
 #include "SlurmOptions.h"
 
+#include "fly/Cache/CacheKey.h"
 #include "fly/Executor/SlurmSweep.h"
 #include "fly/Hints/HintSet.h"
+#include "fly/Support/BoundedJSON.h"
+#include "fly/Support/SafeFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -20,6 +23,11 @@ namespace cl = llvm::cl;
 using llvm::StringRef;
 
 static cl::OptionCategory slurmCategory("Slurm (--executor=slurm)");
+// Where and how jobs run, never what they compile.
+[[maybe_unused]] static const bool slurmOptionsOutOfCacheKey =
+    (fly::excludeFromCacheKey(slurmCategory), true);
+
+cl::OptionCategory &fly::getSlurmOptionCategory() { return slurmCategory; }
 static cl::opt<std::string> workDirOpt(
     "work-dir",
     cl::desc("Where the snapshot, plan, results and task logs go; every node "
@@ -207,14 +215,13 @@ int runSlurmSweepCommand(int argc, char **argv,
   for (const std::string &input : inputs)
     entries.push_back({input, std::nullopt, std::nullopt});
   if (!sweepFileOpt.empty()) {
-    auto buffer = llvm::MemoryBuffer::getFile(sweepFileOpt);
+    auto buffer = fly::readRegularFile(sweepFileOpt, 64 << 20);
     if (!buffer)
-      return fail("cannot read the sweep file '" + sweepFileOpt +
-                  "': " + buffer.getError().message());
-    auto parsed =
-        llvm::json::parse<std::vector<SweepFileEntry>>((*buffer)->getBuffer());
+      return fail("the sweep file: " + toString(buffer.takeError()));
+    auto parsed = fly::parseJSONBoundedAs<std::vector<SweepFileEntry>>(
+        (*buffer)->getBuffer(), sweepFileOpt);
     if (!parsed)
-      return fail(sweepFileOpt + ": " + toString(parsed.takeError()));
+      return fail(toString(parsed.takeError()));
     StringRef base = llvm::sys::path::parent_path(sweepFileOpt);
     for (SweepFileEntry &entry : *parsed) {
       auto resolve = [&](std::string &path) {

@@ -12,6 +12,7 @@
 #include "fly/Executor/SlurmExecutor.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
@@ -23,6 +24,9 @@ namespace fly {
 llvm::Expected<SlurmExecutorOptions>
 getSlurmExecutorOptions(llvm::StringRef cacheDir,
                         std::function<void(llvm::StringRef)> progress);
+
+/// The category of the Slurm options, which --help lists after fly-tune's.
+llvm::cl::OptionCategory &getSlurmOptionCategory();
 
 /// Whether --sweep=<file> was given.
 bool slurmSweepFileGiven();

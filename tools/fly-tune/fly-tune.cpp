@@ -9,12 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fly/Cache/CacheKey.h"
 #include "fly/Compiler/Presets.h"
 #include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
 #include "fly/Compiler/SweepReport.h"
 #include "fly/Compiler/TargetName.h"
 #include "fly/Executor/WorkDir.h"
+#include "fly/Hints/ApplyHints.h"
 #include "fly/Hints/TargetChips.h"
 #include "fly/Pipeline/TargetPresets.h"
 #include "fly/Replay/Manifest.h"
@@ -86,8 +88,8 @@ static cl::opt<std::string> toolkitOpt(
     cl::value_desc("dir"), cl::cat(tuneCategory));
 static cl::opt<std::string>
     formatOpt("format",
-              cl::desc("Object format: bin, fatbin, isa (default: fatbin on "
-                       "rocdl, bin on nvvm)"),
+              cl::desc("Object format: bin, fatbin, isa, llvm (default: "
+                       "fatbin on rocdl, bin on nvvm)"),
               cl::init(""), cl::cat(tuneCategory));
 static cl::opt<unsigned>
     jobsOpt("jobs",
@@ -130,7 +132,9 @@ static cl::opt<bool>
 static cl::opt<std::string> executorOpt(
     "executor",
     cl::desc("Where variants compile: batch (in process), isolated (a crash "
-             "fails only its variant) or process (default: isolated)"),
+             "fails only its variant), process (child processes) or slurm "
+             "(a Slurm job array, see the Slurm options) (default: "
+             "isolated)"),
     cl::init("isolated"), cl::cat(tuneCategory));
 static cl::opt<bool> isolateOpt(
     "isolate",
@@ -165,6 +169,13 @@ static cl::opt<bool> reuseIsaOpt(
     "reuse-isa",
     cl::desc("One ISA compile for hint sets that share it (default: on)"),
     cl::init(true), cl::cat(tuneCategory));
+
+static cl::opt<bool> bestAllowNumericsOpt(
+    "best-allow-numerics-changes",
+    cl::desc("The best row may be a hint set that can change results, "
+             "e.g. fast or unsafe math (default: off; such rows say "
+             "'numerics')"),
+    cl::cat(tuneCategory));
 
 static std::string toolDir(const char *argv0) {
   static int anchor;
@@ -232,17 +243,13 @@ static void printIndented(llvm::raw_ostream &os, StringRef text) {
     os << "    " << line << "\n";
 }
 
-static std::string metadataCell(const llvm::json::Object &md, StringRef key) {
-  if (std::optional<int64_t> v = md.getInteger(key))
-    return std::to_string(*v);
-  return "-";
-}
-
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // Before anything else registers options: these are LLVM's and the
   // linked libraries' static ones, shown by --help-hidden only.
-  fly::hideUnrelatedOptions({&tuneCategory});
+  fly::hideUnrelatedOptions({&tuneCategory, &fly::getSlurmOptionCategory()});
+  // They reach the compile as typed inputs, if at all (-o, -j do not).
+  fly::excludeFromCacheKey(tuneCategory);
   fly::addVersionPrinter();
   registerAllPasses();
   // fly's own passes too: replays run fly-assemble-isa, which
@@ -251,8 +258,8 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   // The --mlir-* flags just registered apply to both phases; --help lists
-  // fly-tune's own.
-  fly::hideUnrelatedOptions({&tuneCategory});
+  // fly-tune's own and the Slurm executor's.
+  fly::hideUnrelatedOptions({&tuneCategory, &fly::getSlurmOptionCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "fly-tune: compile one GPU kernel under many backend hint sets, "
@@ -324,6 +331,11 @@ int main(int argc, char **argv) {
       return fail("--format: " + llvm::toString(std::move(err)));
   if (llvm::Error err = fly::OutputDirectory::check(outDirOpt))
     return fail("--out-dir: " + llvm::toString(std::move(err)));
+  if (fly::CacheConfig cache = fly::CacheConfig::fromEnvironment();
+      cache.enabled && !noCacheOpt)
+    if (llvm::Error err = fly::OutputDirectory::checkOutside(
+            outDirOpt, cache.directory, "cache directory"))
+      return fail("--out-dir: " + llvm::toString(std::move(err)));
 
   fly::CompileJob job;
   // Only a preset's label: the source and pipeline, which the key hashes,
@@ -372,13 +384,17 @@ int main(int argc, char **argv) {
     job.hintSets = std::move(*parsed);
   }
 
-  std::string toolkit = toolkitOpt;
-  if (toolkit.empty())
-    toolkit = fly::findToolkit(family, toolDir(argv[0]));
+  fly::FoundToolkit toolkitFound{toolkitOpt, "--toolkit"};
+  if (toolkitFound.dir.empty())
+    toolkitFound = fly::locateToolkit(family, toolDir(argv[0]));
+  const std::string &toolkit = toolkitFound.dir;
   if (pipelineOpt.empty() && toolkit.empty())
     return fail("no toolkit found for " + family +
-                ": pass --toolkit=<dir> (a ROCm-shaped folder with "
-                "amdgcn/bitcode and llvm/bin/ld.lld, or the CUDA toolkit)");
+                (family == "rocdl"
+                     ? ": pass --toolkit=<dir> (a folder with amdgcn/bitcode, "
+                       "the ROCm device libraries) or set FLY_ROCM_TOOLKIT"
+                     : ": pass --toolkit=<CUDA toolkit>, set CUDA_HOME or "
+                       "CUDA_PATH, or put ptxas on PATH"));
 
   DialectRegistry registry;
   fly::registerCompilerDialects(registry);
@@ -398,6 +414,31 @@ int main(int argc, char **argv) {
         job.source, ParserConfig(&context), job.sourceName);
     if (!input)
       return 1;
+    // A target the input names for itself wins over the preset's lowering:
+    // --target's family must be its family, or every variant fails in the
+    // wrong backend.
+    WalkResult mismatch = input->walk([&](gpu::GPUModuleOp gpuModule) {
+      for (Attribute attr : gpuModule.getTargetsAttr()
+                                ? gpuModule.getTargetsAttr().getValue()
+                                : ArrayRef<Attribute>()) {
+        StringRef own = fly::stringifyTargetFamily(fly::getTargetFamily(attr));
+        if (own == family)
+          continue;
+        InFlightDiagnostic diag = emitError(gpuModule.getLoc())
+                                  << "gpu.module @" << gpuModule.getName()
+                                  << " targets " << attr << " (" << own
+                                  << "), but --target=" << targetOpt
+                                  << " lowers for " << family;
+        diag.attachNote() << "pass --target=" << own
+                          << ":<chip> (the chip of the attribute) or drop "
+                             "the target attribute and let --target attach "
+                             "one";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (mismatch.wasInterrupted())
+      return 1;
     fly::InputShape shape = fly::inspectInput(*input);
     std::string format = formatOpt;
     if (format.empty())
@@ -408,6 +449,12 @@ int main(int argc, char **argv) {
         "preset " + targetOpt + ": " + fly::describePreset(preset, shape);
   } else {
     job.pipeline = pipelineOpt;
+    // --toolkit reaches a binary pass without toolkit=, and so does the one
+    // found when the pipeline's family is known (--target given, or
+    // $FLY_ROCM_TOOLKIT, which names a ROCm toolkit).
+    if (!toolkitOpt.empty() || targetOpt.getNumOccurrences() ||
+        (family == "rocdl" && llvm::sys::Process::GetEnv("FLY_ROCM_TOOLKIT")))
+      job.defaultToolkit = toolkit;
   }
 
   fly::SplitCompilerOptions options =
@@ -448,6 +495,10 @@ int main(int argc, char **argv) {
     llvm::errs() << "fly-tune: " << job.sourceName << ", "
                  << count(job.hintSets.size(), "hint set") << ", " << presetNote
                  << "\n";
+  // Which toolkit (and so which ptxas) compiles, and why that one.
+  if (!quietOpt && pipelineOpt.empty())
+    llvm::errs() << "fly-tune: toolkit " << toolkit << " ("
+                 << toolkitFound.origin << ")\n";
   FailureOr<fly::CompileResult> result = compiler.compile(job);
   if (failed(result))
     return 1;
@@ -470,12 +521,13 @@ int main(int argc, char **argv) {
                          ? std::string("cache disabled")
                          : result->cacheExplanation)
                  << "\n";
-  fly::printSweepTable(llvm::outs(), result->variants,
-                       result->variantFromCache);
+  fly::printSweepTable(llvm::outs(), result->variants, result->variantFromCache,
+                       bestAllowNumericsOpt);
 
   fly::SweepHeader header = fly::getSweepHeader("fly-tune", job, *result);
   header.target = llvm::join(result->targets, ",");
   header.targets = result->targets;
+  header.bestAllowsNumericsChanges = bestAllowNumericsOpt;
   if (pipelineOpt.empty())
     header.preset = std::string(targetOpt);
   // The host module with the default variant's binaries, after the suffix:
@@ -503,24 +555,35 @@ int main(int argc, char **argv) {
     llvm::errs() << "fly-tune: the time budget of " << timeBudgetOpt
                  << " s was spent: skipped " << count(skipped.size(), "variant")
                  << ": " << llvm::join(skipped, ", ") << "\n";
-  if (result->numFailed() == result->variants.size()) {
-    llvm::errs() << "fly-tune: error: all "
-                 << count(result->variants.size(), "variant") << " failed; "
-                 << outDirOpt << "/manifest.json lists their errors\n";
-    return 1;
-  }
-  llvm::outs() << "\nwrote " << count(result->variants.size(), "variant")
-               << " and " << outDirOpt << "/manifest.json\n";
-  int status = 0;
-  if (unsigned failed = result->numFailed()) {
-    // The whole cause (a ptxas log, say), under the variant it belongs to.
+  // The whole cause (a ptxas log, say), under the variant it belongs to;
+  // when all failed, the first one's (the others are in the manifest).
+  auto printFailures = [&](bool firstOnly) {
     llvm::outs().flush();
     for (const fly::VariantResult &v : result->variants) {
       if (v.succeeded() || v.skipped)
         continue;
       llvm::errs() << "fly-tune: variant " << v.id << " failed:\n";
       printIndented(llvm::errs(), v.error);
+      if (firstOnly)
+        return;
     }
+  };
+  if (result->numFailed() == result->variants.size()) {
+    printFailures(/*firstOnly=*/true);
+    llvm::errs() << "fly-tune: error: all "
+                 << count(result->variants.size(), "variant") << " failed; "
+                 << outDirOpt << "/manifest.json lists their errors\n";
+    return 1;
+  }
+  // Only what compiled was written: a failed variant has no objects.
+  size_t written = result->variants.size() - result->numFailed();
+  llvm::outs() << "\nwrote " << count(written, "variant");
+  if (result->numFailed())
+    llvm::outs() << " (" << result->numFailed() << " failed)";
+  llvm::outs() << " and " << outDirOpt << "/manifest.json\n";
+  int status = 0;
+  if (unsigned failed = result->numFailed()) {
+    printFailures(/*firstOnly=*/false);
     llvm::errs() << "fly-tune: partial: " << failed << " of "
                  << count(result->variants.size(), "variant") << " failed\n";
     status = 2;

@@ -42,10 +42,16 @@ std::optional<mlir::gpu::CompilationTarget>
 parseBinaryFormat(llvm::StringRef format);
 
 /// fly-module-to-binary with `options`, capturing into `capture` (null:
-/// nothing is captured and it is gpu-module-to-binary).
+/// nothing is captured and it is gpu-module-to-binary). An LLVM error
+/// diagnostic, fatal error or crash in a target's serializer fails that
+/// gpu.module with a located error instead of ending the process.
+/// `asUpstream`: the pass names itself gpu-module-to-binary
+/// (GpuModuleToBinaryPass), so that a replay's IR dumps, timings and
+/// instrumentations name the pass the user wrote.
 std::unique_ptr<mlir::Pass>
 createFlyModuleToBinary(const FlyModuleToBinaryOptions &options,
-                        std::shared_ptr<IntermediateCapture> capture);
+                        std::shared_ptr<IntermediateCapture> capture,
+                        bool asUpstream = false);
 
 /// What upstream's moduleSerializer (ModuleToBinary.cpp) does around each
 /// target's object: takes one object per target of `gpuModule` from

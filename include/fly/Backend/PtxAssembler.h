@@ -14,7 +14,15 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Location.h"
 
+#include <optional>
+#include <string>
+
 namespace fly {
+
+/// Where upstream's NVVM serializer finds `tool` (ptxas, fatbinary):
+/// <toolkit>/bin, PATH, NVVM::getCUDAToolkitPath()/bin; none if nowhere.
+std::optional<std::string> findCudaTool(llvm::StringRef tool,
+                                        llvm::StringRef toolkit);
 
 /// Compiles `ptx` with ptxas for `target` (chip, O, flags["ptxas-cmd-options"])
 /// plus `options`' cmd options; with a fatbin compilation target, wraps the

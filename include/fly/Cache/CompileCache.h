@@ -58,9 +58,16 @@ public:
   /// lock (pid, host) and for how long, at most `maxSeconds` (default: the
   /// timeout given at construction). Afterwards the lock is tried again: the
   /// state says whether it is now ours; after a timeout it is Unavailable
-  /// (compute without the lock) and timedOut() is true.
+  /// (compute without the lock).
   void wait(std::optional<unsigned> maxSeconds = std::nullopt);
-  bool timedOut() const { return gaveUp; }
+
+  /// wait() for all of `locks` at once: each that another process holds is
+  /// polled until it is released or its timeout passes, so N held keys take
+  /// as long as the slowest, not the sum. `ready(i)` is called as lock i is
+  /// settled (now Owned, or Unavailable), in the order they settle.
+  static void waitAll(llvm::ArrayRef<CacheKeyLock *> locks,
+                      std::optional<unsigned> maxSeconds = std::nullopt,
+                      llvm::function_ref<void(size_t)> ready = nullptr);
 
   /// FLY_CACHE_LOCK_TIMEOUT: whole seconds, 0-86400. A malformed value is
   /// an error (the caller warns and uses the default).
@@ -69,12 +76,15 @@ public:
 private:
   void tryLock();
   void release();
+  /// Whether the lock file is gone or names a process of this host that no
+  /// longer runs (non-blocking).
+  bool mayBeFree() const;
+  std::string describeOwner() const;
 
   std::string path;
   std::unique_ptr<llvm::LockFileManager> manager;
   State state = State::Unavailable;
   unsigned timeoutSeconds = kDefaultTimeoutSeconds;
-  bool gaveUp = false;
 };
 
 struct CacheConfig {
@@ -96,7 +106,10 @@ class CompileCache {
 public:
   explicit CompileCache(CacheConfig config);
 
-  bool enabled() const { return config.enabled; }
+  bool enabled() const { return config.enabled && !bypassed; }
+  /// Leaves the cache alone (no lookup, no store) until called with false:
+  /// for a compile whose inputs the key cannot cover.
+  void setBypassed(bool bypass) { bypassed = bypass; }
   const CacheConfig &getConfig() const { return config; }
 
   /// The payload stored under (kind, key), if present and intact.
@@ -138,6 +151,7 @@ private:
   llvm::StringMap<std::string> memory;
   std::vector<std::string> warnings;
   bool diskUsable = true;
+  bool bypassed = false;
   unsigned lockTimeoutSeconds = CacheKeyLock::kDefaultTimeoutSeconds;
 };
 

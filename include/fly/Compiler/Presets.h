@@ -31,13 +31,24 @@ llvm::Expected<TargetSpec> parseTargetSpec(llvm::StringRef target);
 std::string getPresetPipeline(const TargetSpec &target, llvm::StringRef toolkit,
                               llvm::StringRef format = "");
 
-/// The toolkit for `family`: on ROCDL $FLY_ROCM_TOOLKIT, else the first
-/// ROCm-shaped folder (with llvm/bin/ld.lld) among `<anchor>/../rocm-toolkit`
-/// (the build tree), `<anchor>/../share/fly-snapshot/rocm-toolkit` (an
-/// installed prefix), the install and build folders this library was
-/// configured with, and /opt/rocm; `anchor` is the directory of the running
-/// tool or library. On NVVM the CUDA toolkit found at configure time. "" if
-/// none.
+/// A toolkit folder and where it came from ("$CUDA_HOME", "ptxas on PATH:
+/// /x/bin/ptxas", ...), for the line that tells the user which one is used.
+struct FoundToolkit {
+  std::string dir, origin;
+};
+
+/// The toolkit for `family`. ROCDL: $FLY_ROCM_TOOLKIT, else the first folder
+/// with the device libraries (amdgcn/bitcode; ld.lld runs in-process) among
+/// `<anchor>/../rocm-toolkit` (the build tree, a self-contained folder, the
+/// wheel), `<anchor>/../share/fly-snapshot/rocm-toolkit` (an installed
+/// prefix), the install and build folders this library was configured with,
+/// and /opt/rocm; `anchor` is the directory of the running tool or library.
+/// NVVM: the first with bin/ptxas of $CUDA_HOME, $CUDA_PATH, the folder above
+/// the ptxas on PATH, /usr/local/cuda and the toolkit found at configure
+/// time. An empty dir if none.
+FoundToolkit locateToolkit(llvm::StringRef family, llvm::StringRef anchorDir);
+
+/// locateToolkit(family, anchorDir).dir.
 std::string findToolkit(llvm::StringRef family, llvm::StringRef anchorDir);
 
 } // namespace fly

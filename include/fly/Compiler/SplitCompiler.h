@@ -40,6 +40,10 @@ struct CompileJob {
   std::vector<HintSet> hintSets;
   /// The chip, part of both cache keys.
   std::string chip;
+  /// The toolkit for a binary pass that names none (`toolkit=`): fly-tune's
+  /// --toolkit or the one it finds ($FLY_ROCM_TOOLKIT, ...); "" leaves the
+  /// pass as written.
+  std::string defaultToolkit;
 };
 
 struct SplitCompilerOptions {
@@ -158,7 +162,8 @@ private:
   void writeReproducers(mlir::ModuleOp preBinary, CompileResult &result);
   /// The first variant's binaries in place of the gpu.modules, then the host
   /// suffix (SplitCompiler.cpp).
-  void buildMainModule(mlir::ModuleOp preBinary, CompileResult &result);
+  void buildMainModule(mlir::OwningOpRef<mlir::ModuleOp> preBinary,
+                       CompileResult &result);
 
   mlir::LogicalResult runPipeline(mlir::OpPassManager &pipeline,
                                   mlir::ModuleOp op, bool dump);
@@ -167,6 +172,8 @@ private:
   mlir::MLIRContext &context;
   SplitCompilerOptions options;
   CompileCache cache;
+  /// This compile's non-default llvm::cl options, part of the base key.
+  std::string commandLineKey;
   std::unique_ptr<StageDumper> dumper;
 };
 

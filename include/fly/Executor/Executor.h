@@ -67,7 +67,6 @@ enum class ExecutorKind { Batch, Isolated, Process };
 
 /// "batch", "isolated", "process".
 std::optional<ExecutorKind> parseExecutorKind(llvm::StringRef name);
-llvm::StringRef stringifyExecutorKind(ExecutorKind kind);
 
 struct ExecutorOptions {
   /// Variants compiled at once (process: children at once); 0 = hardware

@@ -52,12 +52,26 @@ std::optional<VariantResult> readReplayResult(llvm::StringRef dir,
 /// needed: Slurm's one-variant measurement).
 std::optional<double> readReplayMs(llvm::StringRef dir, unsigned entry);
 
+/// The process executor's work directories: `fly-replay-*` in their parent
+/// directory, each with an `owner` file naming the process that made it
+/// ("<pid> <host>"). A directory without one is not the executor's and is
+/// never removed.
+llvm::Error markWorkDirOwner(llvm::StringRef dir);
+/// Removes the `fly-replay-*` directories in `parent` whose owner, on this
+/// host, is gone (a killed run's).
+void removeStaleWorkDirs(llvm::StringRef parent);
+/// In a child of the owner of `dir`: this process gets SIGKILL when the
+/// owner dies. False if the owner is already gone. Any other process (no
+/// owner file, another parent: a Slurm task) is left as it is.
+bool dieWithWorkDirOwner(llvm::StringRef dir);
+
 /// The child's side (`fly-tune --run-plan`): replays `entries` of the plan in
 /// `dir` and writes each result as soon as it is known, so a crash loses
 /// only the entry in flight. `jobs` > 1 compiles that many at once in
 /// batches (a Slurm task with several CPUs); 1 compiles one at a time.
 /// Fails (diagnostics on the context) only when the work directory is
-/// unusable.
+/// unusable. A child of the process that owns `dir` (markWorkDirOwner) dies
+/// with it, and does nothing if that process is already gone.
 mlir::LogicalResult replayWorkDirEntries(llvm::StringRef dir,
                                          llvm::StringRef entryList,
                                          mlir::MLIRContext &context,

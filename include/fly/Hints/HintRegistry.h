@@ -77,7 +77,7 @@ struct HintSpec {
   /// Checks the value for one family of targets it will rewrite; returns
   /// what is wrong ("names chip ..."), "" when nothing is. May be null.
   std::string (*checkForFamily)(TargetFamily family,
-                                const HintValue &value) = nullptr;
+                                const TypedHint &hint) = nullptr;
   /// Writes the hint onto the kernels of one gpu.module. Null for hints
   /// that change no kernel.
   void (*applyToKernels)(const KernelHintSite &site,

@@ -45,6 +45,8 @@ struct SweepHeader {
   /// Per variant, in hint-set order: whether it came from the cache (empty:
   /// all were compiled).
   std::vector<bool> variantFromCache;
+  /// Whether best_per_kernel may pick hint sets that change numerics.
+  bool bestAllowsNumericsChanges = false;
 };
 
 llvm::json::Object toJSON(const SweepHeader &header, size_t variantCount);

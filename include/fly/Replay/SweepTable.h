@@ -34,11 +34,18 @@ struct KernelResources {
   /// AMDGPU: private segment bytes per lane. NVIDIA: stack frame bytes per
   /// thread (.nv.info; spills land there).
   std::optional<int64_t> scratch;
+  /// Static LDS (AMDGPU group segment) / shared memory bytes per block.
+  std::optional<int64_t> shared;
   std::optional<Occupancy> occupancy;
 };
 
+/// The one place the backends' kernel metadata become these columns; the
+/// manifest writes them (`resources` of each kernel) for every other reader.
 KernelResources getKernelResources(const VariantObject &object,
                                    const KernelInfo &kernel);
+
+/// `resources` of a manifest kernel: every field, null where unknown.
+llvm::json::Object toJSON(const KernelResources &resources);
 
 /// The best variant per (gpu.module, chip, kernel): fewest spills, then
 /// least scratch / stack, then highest occupancy, then fewest registers;
@@ -49,13 +56,30 @@ struct BestRow {
   unsigned targetIndex = 0;
   unsigned variant = 0;
 };
-std::vector<BestRow> findBestRows(llvm::ArrayRef<VariantResult> variants);
+/// Variants whose hints may change numerics (changesNumerics) are left out
+/// unless `allowNumericsChanges`.
+std::vector<BestRow> findBestRows(llvm::ArrayRef<VariantResult> variants,
+                                  bool allowNumericsChanges = false);
+
+/// Whether a hint set may change a kernel's results, not only its speed:
+/// fast_fp_math / unsafe_fp_math on, or an `opts`, passthrough or function
+/// attribute hint that relaxes IEEE semantics (fast / unsafe math, no-nans,
+/// no-infs, approximations, contraction, denormal flushing, ptxas --fmad,
+/// --prec-div, -ftz, ...).
+bool changesNumerics(const HintSet &hints);
 
 /// Prints the table: one section per target family, a legend with units.
 /// `fromCache[i]` marks variant i as loaded from the cache (may be empty).
+/// A failed variant's error on one line, as its table row shows it: the
+/// first line, and the next one when the first only introduces it
+/// ("`ptxas` invocation failed. Log:").
+std::string getFailureSummary(llvm::StringRef error);
+
+/// Rows of hint sets that may change numerics say `numerics`.
 void printSweepTable(llvm::raw_ostream &os,
                      llvm::ArrayRef<VariantResult> variants,
-                     const std::vector<bool> &fromCache);
+                     const std::vector<bool> &fromCache,
+                     bool allowNumericsChanges = false);
 
 } // namespace fly
 

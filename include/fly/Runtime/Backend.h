@@ -62,12 +62,20 @@ struct Dim3 {
 using DevicePtr = uint64_t;
 using ModuleHandle = void *;
 using FunctionHandle = void *;
+/// A CUstream / hipStream_t; null is the default stream.
+using StreamHandle = void *;
+using EventHandle = void *;
 
 class Backend {
 public:
   virtual ~Backend() = default;
   /// "CUDA" or "HIP".
   virtual const char *name() const = 0;
+
+  /// Called before open(): use the device's primary context, the one other
+  /// GPU users in the process (torch, cupy) share, so their buffers and
+  /// streams are valid here; never reset or destroy it.
+  virtual void shareProcessContext() = 0;
 
   /// Finds the runtime, initialises it and makes device `ordinal` current.
   /// Never aborts: every failure is an OpenResult plus `message`.
@@ -99,6 +107,22 @@ public:
                              unsigned sharedBytes, void **params,
                              float &ms) = 0;
   virtual Status synchronize() = 0;
+
+  // Stream-ordered calls for callers that time their own launches (the
+  // runtime C API). `stream` may belong to another library in the process.
+  virtual Status unloadModule(ModuleHandle module) = 0;
+  virtual Status deallocate(DevicePtr ptr) = 0;
+  /// Sets `bytes` bytes at `dst` to `value`, ordered on `stream`.
+  virtual Status fill(DevicePtr dst, uint8_t value, size_t bytes,
+                      StreamHandle stream) = 0;
+  virtual Status launchOn(FunctionHandle function, Dim3 grid, Dim3 block,
+                          unsigned sharedBytes, StreamHandle stream,
+                          void **params) = 0;
+  virtual Status createEvent(EventHandle &event) = 0;
+  virtual Status destroyEvent(EventHandle event) = 0;
+  virtual Status recordEvent(EventHandle event, StreamHandle stream) = 0;
+  /// Waits for `stop` and returns the time from `start` to it in `ms`.
+  virtual Status elapsedMs(EventHandle start, EventHandle stop, float &ms) = 0;
 };
 
 /// The CUDA driver backend. `library` overrides where libcuda comes from

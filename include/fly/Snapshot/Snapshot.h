@@ -37,12 +37,10 @@ mlir::LogicalResult verifyCheckpointPosition(mlir::ModuleOp module,
 mlir::LogicalResult writeSnapshot(mlir::ModuleOp module, llvm::StringRef path,
                                   SnapshotFormat format);
 
-/// Reads a snapshot (bytecode or text), verifies it and checks it is at the
-/// checkpoint position. Emits located errors and returns null on failure.
-mlir::OwningOpRef<mlir::ModuleOp> readSnapshot(llvm::StringRef path,
-                                               mlir::MLIRContext *context);
-
-/// Same, from a buffer already in memory (e.g. a cache entry).
+/// Reads a snapshot (bytecode or text) from a buffer already in memory (a
+/// work directory's file, a cache entry), verifies it and checks it is at
+/// the checkpoint position. Emits located errors and returns null on
+/// failure.
 mlir::OwningOpRef<mlir::ModuleOp>
 readSnapshotBuffer(llvm::StringRef buffer, llvm::StringRef name,
                    mlir::MLIRContext *context);

@@ -49,11 +49,7 @@ namespace fly::compat {
 /// Creates an op the way the LLVM release in use spells it.
 template <typename OpTy, typename... Args>
 OpTy createOp(mlir::OpBuilder &builder, mlir::Location loc, Args &&...args) {
-#if LLVM_VERSION_MAJOR >= 21
   return OpTy::create(builder, loc, std::forward<Args>(args)...);
-#else
-  return builder.create<OpTy>(loc, std::forward<Args>(args)...);
-#endif
 }
 
 } // namespace fly::compat

@@ -38,11 +38,19 @@ class OutputDirectory {
 public:
   /// The record of the files a run wrote, inside each out-dir.
   static constexpr llvm::StringLiteral kRecordName = ".fly-outdir";
+  /// Inside each staging directory until it becomes the out-dir: what the
+  /// clean-up of killed runs' staging directories recognises them by.
+  static constexpr llvm::StringLiteral kStagingMarkerName = ".fly-staging";
 
   /// Checks, before anything is compiled, that `path` can be (re)written: it
   /// is not a file, it and its parent are writable directories (the parent
   /// is created), and it holds no foreign subdirectory.
   static llvm::Error check(llvm::StringRef path);
+  /// An error when `other` (`what`: "cache directory") lies inside out-dir
+  /// `outDir` (both resolved through symlinks as far as they exist): the
+  /// out-dir is replaced as a whole.
+  static llvm::Error checkOutside(llvm::StringRef outDir, llvm::StringRef other,
+                                  llvm::StringRef what);
 
   /// Starts the next version of `path`: creates the staging directory.
   static llvm::Expected<std::unique_ptr<OutputDirectory>>
@@ -71,6 +79,10 @@ private:
   std::vector<std::string> written;
   llvm::StringSet<> writtenNames;
   bool committed = false;
+  /// The interrupt handler empties this staging directory as a whole; else
+  /// (another one holds the handler) each file is registered with LLVM's
+  /// RemoveFileOnSignal, whose list costs O(files) per registration.
+  bool cleanedAsAWhole = false;
 };
 
 } // namespace fly

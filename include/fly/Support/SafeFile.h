@@ -22,13 +22,29 @@
 
 namespace fly {
 
+/// Whether a symbolic link as the last component of a path is followed.
+/// Readers of files that another tool's output names (fly-run's manifest,
+/// spec, buffers) refuse it: such a name must not lead out of its directory.
+enum class FinalSymlink { Follow, Refuse };
+
 /// The contents of `path` if it is a regular file of at most `maxBytes`
 /// bytes. Opened non-blocking so that a FIFO without a writer is reported,
 /// not waited on. `status`, if given, receives the opened file's status
 /// (owner, permissions) for callers that check who wrote it.
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readRegularFile(const llvm::Twine &path, uint64_t maxBytes,
-                llvm::sys::fs::file_status *status = nullptr);
+                llvm::sys::fs::file_status *status = nullptr,
+                FinalSymlink symlink = FinalSymlink::Follow);
+
+/// readRegularFile's bytes as a string.
+llvm::Expected<std::string>
+readRegularFileText(const llvm::Twine &path, uint64_t maxBytes,
+                    FinalSymlink symlink = FinalSymlink::Follow);
+
+/// Whether `path` names something that is not a regular file (a FIFO, a
+/// device, a directory, a symbolic link), without following a final link
+/// or opening it. False when nothing is there.
+bool existsAsNonRegularFile(const llvm::Twine &path);
 
 /// Writes `contents` to `path` through a unique temporary beside it (created
 /// exclusively, removed on signals) renamed into place once complete.

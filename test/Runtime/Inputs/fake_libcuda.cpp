@@ -19,6 +19,9 @@
 // FAKE_CUDA_HANG_REGS=N (kernels with N registers never finish),
 // FAKE_CUDA_CRASH_REGS=N (launching kernels with N registers crashes).
 //
+// The primary context API is one shared context; fakeCudaCounters() tells a
+// test how many launches and memsets ran and how many contexts are alive.
+//
 //===----------------------------------------------------------------------===//
 
 #include "fly/Object/CubinInfo.h"
@@ -51,7 +54,10 @@ struct Context {
 };
 
 Context *current = nullptr;
+Context *primary = nullptr;
+int primaryRetains = 0;
 double fakeClockMs = 0;
+long launches = 0, memsets = 0;
 CUresult poisoned = 0; // a sticky error: the process is done with CUDA
 
 int envInt(const char *name, int fallback) {
@@ -149,6 +155,29 @@ CUresult cuCtxDestroy_v2(void *ctx) {
   delete c;
   return 0;
 }
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int) {
+  if (poisoned)
+    return poisoned;
+  if (!primary)
+    primary = new Context();
+  ++primaryRetains;
+  *ctx = primary;
+  return 0;
+}
+CUresult cuDevicePrimaryCtxRelease_v2(int) {
+  return primaryRetains > 0 ? (--primaryRetains, 0) : 201;
+}
+CUresult cuDevicePrimaryCtxReset_v2(int) {
+  if (primary)
+    cuCtxDestroy_v2(primary);
+  primary = nullptr;
+  primaryRetains = 0;
+  return 0;
+}
+CUresult cuCtxSetCurrent(void *ctx) {
+  current = static_cast<Context *>(ctx);
+  return 0;
+}
 CUresult cuCtxSynchronize() { return current ? current->sticky : 201; }
 
 CUresult cuModuleLoadData(void **module, const void *image) {
@@ -240,6 +269,16 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
   std::memcpy(dst, reinterpret_cast<void *>(src), bytes);
   return 0;
 }
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t bytes,
+                         void *) {
+  if (!current || current->sticky)
+    return current ? current->sticky : 201;
+  if (!inBounds(dst, bytes))
+    return 1;
+  std::memset(reinterpret_cast<void *>(dst), value, bytes);
+  ++memsets;
+  return 0;
+}
 CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
   if (!current || current->sticky)
     return current ? current->sticky : 201;
@@ -262,6 +301,7 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned,
   if (k->params.size() != (scale ? 10u : 21u))
     return 1;
   fakeClockMs += 1.0 + std::fabs(k->registers - 64) / 64.0;
+  ++launches;
   if (k->registers == envInt("FAKE_CUDA_HANG_REGS", -1))
     while (true)
       pause();
@@ -354,6 +394,13 @@ CUresult cuGetErrorString(CUresult r, const char **s) {
     *s = nullptr;
     return 1;
   }
+}
+
+/// launches, memsets, live primary-context retains.
+void fakeCudaCounters(long *out) {
+  out[0] = launches;
+  out[1] = memsets;
+  out[2] = primaryRetains;
 }
 
 } // extern "C"

@@ -5,7 +5,8 @@
       metadata note: .vgpr_count, .sgpr_count, .vgpr_spill_count, ...)
   check_registers.py <out-dir> <table.txt> nvvm <ptx-dir> <ptxas>
       reference: `ptxas -v` on the PTX of the same hint set (format=isa run
-      in <ptx-dir>): "Used N registers" per entry function
+      in <ptx-dir>): "Used N registers" per entry function, and
+      "N bytes smem" against the manifest's shared_bytes (not in the table)
 
 Prints one line per (variant, object, kernel):
   <id> <chip> <kernel> <counts>: manifest == reference == table
@@ -49,6 +50,9 @@ def ptxas_counts(ptxas, ptx, chip):
         m = re.search(r"Used (\d+) registers", line)
         if m and current:
             kernels[current] = {"registers": int(m.group(1))}
+        m = re.search(r"(\d+) bytes smem", line)
+        if m and current in kernels:
+            kernels[current]["shared_bytes"] = int(m.group(1))
     return kernels
 
 
@@ -96,8 +100,14 @@ def main():
                     if shown is not None:
                         shown.append(int(row[5 + len(keys)]))
                     names.append("spills")
+                if family == "nvvm":
+                    # No .nv.shared.<kernel> section: no shared memory.
+                    mine.append(md.get("shared_bytes", 0))
+                    theirs.append(ref.get(name, {}).get("shared_bytes", 0))
+                    names.append("shared_bytes")
                 counts = " ".join(f"{k}={m}" for k, m in zip(names, mine))
-                if mine == theirs == shown:
+                # The table shows the counts before shared_bytes.
+                if mine == theirs and shown == mine[:len(shown or [None])]:
                     print(f"{v['id']} {o['chip']} {name} {counts}: "
                           f"manifest == reference == table")
                 else:

@@ -10,9 +10,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FLY_EXECUTOR_FATALERRORS_H
-#define FLY_EXECUTOR_FATALERRORS_H
+#ifndef FLY_SUPPORT_FATALERRORS_H
+#define FLY_SUPPORT_FATALERRORS_H
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <optional>
 #include <string>
 
 namespace fly {
@@ -31,6 +34,15 @@ public:
 /// and forgets it.
 std::string takeLastFatalError();
 
+/// Runs `fn` so that an LLVM fatal error in it (report_fatal_error, the
+/// default error handler's exit) ends only `fn`, and returns "an LLVM fatal
+/// error: <reason>"; std::nullopt when `fn` returned. The frames between are
+/// abandoned (leaked), as CrashRecoveryContext::HandleExit does. On a thread
+/// inside a CrashRecoveryContext (the isolated executor's) `fn` just runs:
+/// that context handles it, crashes included. Signals are left alone.
+std::optional<std::string>
+runUnwindingFatalErrors(llvm::function_ref<void()> fn);
+
 } // namespace fly
 
-#endif // FLY_EXECUTOR_FATALERRORS_H
+#endif // FLY_SUPPORT_FATALERRORS_H

@@ -1,18 +1,21 @@
 //===- FatalErrors.cpp - LLVM fatal errors fail one variant ---------------===//
 
-#include "fly/Executor/FatalErrors.h"
+#include "fly/Support/FatalErrors.h"
 
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <csetjmp>
 #include <cstdlib>
 #include <mutex>
 
 namespace fly {
 
 static thread_local std::string lastFatalError;
+// Where runUnwindingFatalErrors resumes on this thread; null outside it.
+static thread_local std::jmp_buf *fatalErrorResume = nullptr;
 
 static void unwindOrDie(void *, const char *reason, bool genCrashDiag) {
   // The same line LLVM prints, so the backend's words stay on stderr.
@@ -21,6 +24,12 @@ static void unwindOrDie(void *, const char *reason, bool genCrashDiag) {
           llvm::CrashRecoveryContext::GetCurrent()) {
     lastFatalError = reason;
     crc->HandleExit(1); // Does not return.
+  }
+  if (std::jmp_buf *resume = fatalErrorResume) {
+    lastFatalError = reason;
+    fatalErrorResume = nullptr;
+    // As HandleExit does: the frames in between are abandoned, not unwound.
+    std::longjmp(*resume, 1);
   }
   llvm::sys::RunInterruptHandlers();
   if (genCrashDiag)
@@ -46,5 +55,21 @@ FatalErrorsUnwindCrashRecovery::~FatalErrorsUnwindCrashRecovery() {
 }
 
 std::string takeLastFatalError() { return std::exchange(lastFatalError, {}); }
+
+std::optional<std::string>
+runUnwindingFatalErrors(llvm::function_ref<void()> fn) {
+  if (llvm::CrashRecoveryContext::GetCurrent() || fatalErrorResume) {
+    fn();
+    return std::nullopt;
+  }
+  FatalErrorsUnwindCrashRecovery fatalErrors;
+  std::jmp_buf resume;
+  if (setjmp(resume) != 0)
+    return "an LLVM fatal error: " + takeLastFatalError();
+  fatalErrorResume = &resume;
+  fn();
+  fatalErrorResume = nullptr;
+  return std::nullopt;
+}
 
 } // namespace fly

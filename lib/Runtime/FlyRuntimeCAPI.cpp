@@ -1,0 +1,304 @@
+//===- FlyRuntimeCAPI.cpp - The runtime C API (fly-c/FlyRuntime.h) --------===//
+//
+// A thin C layer over fly::rt::Backend. Built as libFlyRuntimeCAPI.so from
+// this file and CudaBackend.cpp only: no LLVM, no MLIR, so Python loads it
+// beside torch without a second LLVM in the process.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fly-c/FlyRuntime.h"
+
+#include "fly/Runtime/Backend.h"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace fly::rt;
+
+namespace {
+
+thread_local std::string lastError;
+
+bool fail(std::string message) {
+  lastError = std::move(message);
+  return false;
+}
+bool check(const Status &s) { return s ? true : fail(s.message); }
+
+struct Device {
+  std::unique_ptr<Backend> backend;
+  std::string infoJSON;
+};
+struct Function {
+  Backend *backend;
+  FunctionHandle handle;
+};
+/// Owns the functions taken from it: they die with the module.
+struct Module {
+  Backend *backend;
+  ModuleHandle handle;
+  std::vector<std::unique_ptr<Function>> functions;
+};
+struct Event {
+  Backend *backend;
+  EventHandle handle;
+};
+
+Device *unwrap(FlyRtDevice d) { return static_cast<Device *>(d.ptr); }
+Module *unwrap(FlyRtModule m) { return static_cast<Module *>(m.ptr); }
+Function *unwrap(FlyRtFunction f) { return static_cast<Function *>(f.ptr); }
+Event *unwrap(FlyRtEvent e) { return static_cast<Event *>(e.ptr); }
+
+std::string jsonString(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+/// The HIP plugin: $FLY_HIP_BACKEND, else libFlyRuntimeHip.so beside this
+/// library, else the loader's search path.
+std::unique_ptr<Backend> loadHipPlugin(std::string &why) {
+  std::vector<std::string> candidates;
+  if (const char *env = std::getenv("FLY_HIP_BACKEND"); env && *env) {
+    candidates.push_back(env);
+  } else {
+    Dl_info self{};
+    if (dladdr(reinterpret_cast<void *>(&flyRtGetLastError), &self) &&
+        self.dli_fname) {
+      std::string dir = self.dli_fname;
+      dir = dir.substr(0, dir.rfind('/') + 1);
+      candidates.push_back(dir + "libFlyRuntimeHip.so");
+    }
+    candidates.push_back("libFlyRuntimeHip.so");
+  }
+  std::string errors;
+  for (const std::string &candidate : candidates) {
+    void *handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char *err = dlerror();
+      errors += (errors.empty() ? "" : "; ") +
+                std::string(err ? err : "cannot load " + candidate);
+      continue;
+    }
+    if (auto create = reinterpret_cast<CreateBackendFn>(
+            dlsym(handle, FLY_RUNTIME_HIP_ENTRY)))
+      return std::unique_ptr<Backend>(create());
+    why = candidate + " is not a fly-snapshot HIP backend (no " +
+          FLY_RUNTIME_HIP_ENTRY + ")";
+    return nullptr;
+  }
+  why = "the HIP backend plugin libFlyRuntimeHip.so could not be loaded: " +
+        errors;
+  return nullptr;
+}
+
+} // namespace
+
+extern "C" {
+
+const char *flyRtGetLastError(void) { return lastError.c_str(); }
+
+FlyRtDevice flyRtDeviceOpen(const char *backendName, int ordinal,
+                            FlyRtOpenStatus *status) {
+  lastError.clear();
+  auto setStatus = [&](FlyRtOpenStatus s) {
+    if (status)
+      *status = s;
+  };
+  std::string which = backendName ? backendName : "";
+  std::unique_ptr<Backend> backend;
+  if (which == "cuda") {
+    backend = createCudaBackend();
+  } else if (which == "hip") {
+    std::string why;
+    backend = loadHipPlugin(why);
+    if (!backend) {
+      setStatus(FlyRtOpenNoRuntime);
+      fail(why);
+      return {nullptr};
+    }
+  } else {
+    setStatus(FlyRtOpenError);
+    fail("unknown backend '" + which + "' (expected 'cuda' or 'hip')");
+    return {nullptr};
+  }
+  backend->shareProcessContext();
+  std::string message;
+  switch (backend->open(ordinal, message)) {
+  case OpenResult::Ok:
+    break;
+  case OpenResult::NoRuntime:
+    setStatus(FlyRtOpenNoRuntime);
+    fail(message);
+    return {nullptr};
+  case OpenResult::NoDevice:
+    setStatus(FlyRtOpenNoDevice);
+    fail(message);
+    return {nullptr};
+  case OpenResult::Error:
+    setStatus(FlyRtOpenError);
+    fail(message);
+    return {nullptr};
+  }
+  setStatus(FlyRtOpenOk);
+  auto *device = new Device{std::move(backend), ""};
+  DeviceInfo info = device->backend->info();
+  device->infoJSON =
+      "{\"backend\": " + jsonString(device->backend->name()) +
+      ", \"name\": " + jsonString(info.name) +
+      ", \"arch\": " + jsonString(info.arch) +
+      ", \"total_memory\": " + std::to_string(info.totalMemory) +
+      ", \"runtime_version\": " + jsonString(info.runtimeVersion) +
+      ", \"ordinal\": " + std::to_string(info.ordinal) + "}";
+  return {device};
+}
+
+void flyRtDeviceDestroy(FlyRtDevice device) { delete unwrap(device); }
+
+const char *flyRtDeviceGetInfoJSON(FlyRtDevice device) {
+  return unwrap(device)->infoJSON.c_str();
+}
+
+bool flyRtDeviceSynchronize(FlyRtDevice device) {
+  return check(unwrap(device)->backend->synchronize());
+}
+
+FlyRtModule flyRtModuleLoad(FlyRtDevice device, const void *data, size_t size) {
+  if (!data || !size)
+    return fail("an empty object"), FlyRtModule{nullptr};
+  Backend *backend = unwrap(device)->backend.get();
+  // A copy ending in NUL: a PTX image is a C string.
+  std::string image(static_cast<const char *>(data), size);
+  ModuleHandle handle = nullptr;
+  if (!check(backend->loadModule(image, handle)))
+    return {nullptr};
+  return {new Module{backend, handle, {}}};
+}
+
+void flyRtModuleUnload(FlyRtModule module) {
+  Module *m = unwrap(module);
+  if (!m)
+    return;
+  check(m->backend->unloadModule(m->handle));
+  delete m;
+}
+
+FlyRtFunction flyRtModuleGetFunction(FlyRtModule module, const char *name) {
+  Module *m = unwrap(module);
+  FunctionHandle handle = nullptr;
+  if (!check(m->backend->getFunction(m->handle, name ? name : "", handle)))
+    return {nullptr};
+  m->functions.push_back(
+      std::make_unique<Function>(Function{m->backend, handle}));
+  return {m->functions.back().get()};
+}
+
+bool flyRtFunctionGetAttributes(FlyRtFunction function, int *registers,
+                                int64_t *localBytes, int64_t *sharedBytes,
+                                int *maxThreadsPerBlock) {
+  Function *f = unwrap(function);
+  KernelAttributes a;
+  if (!check(f->backend->getAttributes(f->handle, a)))
+    return false;
+  if (registers)
+    *registers = a.registers;
+  if (localBytes)
+    *localBytes = a.localBytes;
+  if (sharedBytes)
+    *sharedBytes = a.sharedBytes;
+  if (maxThreadsPerBlock)
+    *maxThreadsPerBlock = a.maxThreadsPerBlock;
+  return true;
+}
+
+bool flyRtLaunch(FlyRtFunction function, const unsigned grid[3],
+                 const unsigned block[3], unsigned sharedBytes, void *stream,
+                 const void *argBuffer, const size_t *argOffsets,
+                 size_t numArgs) {
+  Function *f = unwrap(function);
+  std::vector<void *> params(numArgs);
+  for (size_t i = 0; i < numArgs; ++i)
+    params[i] = const_cast<char *>(static_cast<const char *>(argBuffer) +
+                                   argOffsets[i]);
+  return check(f->backend->launchOn(f->handle, Dim3{grid[0], grid[1], grid[2]},
+                                    Dim3{block[0], block[1], block[2]},
+                                    sharedBytes, stream,
+                                    params.empty() ? nullptr : params.data()));
+}
+
+bool flyRtAlloc(FlyRtDevice device, size_t bytes, uint64_t *ptr) {
+  DevicePtr p = 0;
+  if (!check(unwrap(device)->backend->allocate(bytes, p)))
+    return false;
+  *ptr = p;
+  return true;
+}
+
+bool flyRtFree(FlyRtDevice device, uint64_t ptr) {
+  return check(unwrap(device)->backend->deallocate(ptr));
+}
+
+bool flyRtCopyToDevice(FlyRtDevice device, uint64_t dst, const void *src,
+                       size_t bytes) {
+  return check(unwrap(device)->backend->copyToDevice(dst, src, bytes));
+}
+
+bool flyRtCopyToHost(FlyRtDevice device, void *dst, uint64_t src,
+                     size_t bytes) {
+  return check(unwrap(device)->backend->copyToHost(dst, src, bytes));
+}
+
+bool flyRtCopyOnDevice(FlyRtDevice device, uint64_t dst, uint64_t src,
+                       size_t bytes) {
+  return check(unwrap(device)->backend->copyOnDevice(dst, src, bytes));
+}
+
+bool flyRtMemset(FlyRtDevice device, uint64_t dst, uint8_t value, size_t bytes,
+                 void *stream) {
+  return check(unwrap(device)->backend->fill(dst, value, bytes, stream));
+}
+
+FlyRtEvent flyRtEventCreate(FlyRtDevice device) {
+  Backend *backend = unwrap(device)->backend.get();
+  EventHandle handle = nullptr;
+  if (!check(backend->createEvent(handle)))
+    return {nullptr};
+  return {new Event{backend, handle}};
+}
+
+void flyRtEventDestroy(FlyRtEvent event) {
+  Event *e = unwrap(event);
+  if (!e)
+    return;
+  check(e->backend->destroyEvent(e->handle));
+  delete e;
+}
+
+bool flyRtEventRecord(FlyRtEvent event, void *stream) {
+  Event *e = unwrap(event);
+  return check(e->backend->recordEvent(e->handle, stream));
+}
+
+bool flyRtEventElapsedMs(FlyRtEvent start, FlyRtEvent stop, float *ms) {
+  Event *a = unwrap(start), *b = unwrap(stop);
+  return check(a->backend->elapsedMs(a->handle, b->handle, *ms));
+}
+
+} // extern "C"
