@@ -324,8 +324,18 @@ class Run:
         cmds = []
         for i, h in enumerate(hints):
             self.outputs = getattr(self, "outputs", 0) + 1
+            slot = self.outputs % 512
+            if not self.a.fly_opt:
+                # One fly-tune process per compile with a single hint set: the
+                # prefix and one binary pass, as a full compile runs them.
+                one = os.path.join(self.work, f"naive-{slot}.json")
+                with open(one, "w") as f:
+                    json.dump([h], f)
+                cmds.append(self.fly_cmd(target, inp, one, 1,
+                                         os.path.join(self.work, f"naive-{slot}")))
+                continue
             cmd = [self.a.fly_opt, inp, f"--pass-pipeline={pipe}",
-                   "-o", os.path.join(self.work, f"naive-{self.outputs % 512}.mlir")]
+                   "-o", os.path.join(self.work, f"naive-{slot}.mlir")]
             if h:
                 cmd.append(f"--fly-hints={hint_text(h)}")
             cmds.append(cmd)
@@ -522,7 +532,9 @@ def main(argv):
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--fly-tune", required=True)
-    p.add_argument("--fly-opt", required=True)
+    p.add_argument("--fly-opt", default="",
+                   help="the naive compiler; without it each naive compile is one "
+                        "fly-tune process with a single hint set and --no-cache")
     p.add_argument("--rocm-toolkit", default="")
     p.add_argument("--cuda", default="/usr/local/cuda")
     p.add_argument("--rocdl-chip", default="gfx942")
@@ -551,7 +563,7 @@ def main(argv):
                    help="rewrite the report from <out>/scaling.json")
     a = p.parse_args(argv)
     for tool in (a.fly_tune, a.fly_opt):
-        if not a.report_only and not os.access(tool, os.X_OK):
+        if tool and not a.report_only and not os.access(tool, os.X_OK):
             p.error(f"{tool}: not an executable")
     report = a.report or os.path.join(a.out, "RESULTS-H200.md")
     sys.path.insert(0, HERE)

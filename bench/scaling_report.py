@@ -90,8 +90,12 @@ def render(data, command):
            f"Python {m.get('python')}; run took {data['elapsed_s']} s"
            + (f"; load average at the end {m['loadavg']}" if m.get("loadavg") else "")
            + ".", "",
-           "Modes: naive serial = N full compiles one after another (fly-opt, preset "
-           "pipeline unsplit, the hint set on its own binary pass); naive parallel = the "
+           "Modes: naive serial = N full compiles one after another ("
+           + ("fly-opt, preset pipeline unsplit, the hint set on its own binary pass"
+              if data["args"].get("fly_opt") else
+              "each one fly-tune process with a single hint set and --no-cache: the "
+              "prefix and one binary pass; no fly-opt was given")
+           + "); naive parallel = the "
            "same N compiles, P processes at a time; fly = `fly-tune --jobs=P --no-cache`. "
            "Times are medians over repetitions (modes alternate per repetition). "
            "ideal(P) = T_pre + N x T_bin / P with T_pre the manifest's prefix time and "

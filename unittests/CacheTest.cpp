@@ -158,7 +158,7 @@ public:
     int fd;
     ASSERT_FALSE(llvm::sys::fs::openFileForWrite(
         file, fd, llvm::sys::fs::CD_OpenExisting, llvm::sys::fs::OF_Append));
-    llvm::sys::TimePoint<> when(std::chrono::seconds(seconds));
+    llvm::sys::TimePoint<> when{std::chrono::seconds(seconds)};
     EXPECT_FALSE(
         llvm::sys::fs::setLastAccessAndModificationTime(fd, when, when));
     close(fd);
@@ -225,7 +225,8 @@ TEST(CacheKey, DeviceLibrariesAreKeyedByContents) {
   std::string ocml = scratch.file("rocm/amdgcn/bitcode/ocml.bc", "ocml-1");
   mlir::MLIRContext context;
   BinaryPassOptions pass = parsePass(
-      context, "gpu-module-to-binary{toolkit=" + scratch.path + "/rocm}");
+      context,
+      ("gpu-module-to-binary{toolkit=" + scratch.path + "/rocm}").str());
   BinaryPassInputs inputs;
   inputs.rocdl = true;
   std::string first = getToolkitFingerprint(pass, inputs);

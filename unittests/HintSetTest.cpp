@@ -477,7 +477,8 @@ TEST(ParseHintSetsJSON, BooleanForAnIntegerHintIsRejected) {
   EXPECT_NE(err.find("'maxnreg' takes an integer, not the boolean true"),
             std::string::npos)
       << err;
-  EXPECT_TRUE(static_cast<bool>(parseHintSetsJSON(R"([{"fast_fp_math": true}])")));
+  EXPECT_TRUE(
+      static_cast<bool>(parseHintSetsJSON(R"([{"fast_fp_math": true}])")));
 }
 
 TEST(ParseHintSetsJSON, WrongTypes) {

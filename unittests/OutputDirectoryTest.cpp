@@ -179,26 +179,6 @@ TEST_F(OutputDirectoryTest, DanglingOrLoopingSymlinkIsReportedUpFront) {
             std::string::npos);
 }
 
-TEST_F(OutputDirectoryTest, DirectoryInsideTheOutDirIsReportedUpFront) {
-  for (std::string inside : {out, out + "/cache", out + "/./a/../cache/x"}) {
-    llvm::Error err = OutputDirectory::checkOutside(out, inside, "cache "
-                                                                 "directory");
-    ASSERT_TRUE(static_cast<bool>(err)) << inside;
-    EXPECT_NE(llvm::toString(std::move(err)).find("is inside out-dir"),
-              std::string::npos);
-  }
-  // Through a symlink to the out-dir, too.
-  ASSERT_FALSE(llvm::sys::fs::create_directory(out));
-  ASSERT_FALSE(llvm::sys::fs::create_link(out, path("alias")));
-  llvm::Error err =
-      OutputDirectory::checkOutside(out, path("alias") + "/c", "cache");
-  EXPECT_TRUE(static_cast<bool>(err));
-  llvm::consumeError(std::move(err));
-  // A sibling whose name starts like the out-dir's is outside.
-  EXPECT_FALSE(static_cast<bool>(
-      OutputDirectory::checkOutside(out, out + "-cache", "cache")));
-}
-
 // Issue 23 finding 12: every run recreated the out-dir with mode 0750.
 TEST_F(OutputDirectoryTest, ReplacedOutDirKeepsItsMode) {
   writeRun("1", "1");

@@ -346,7 +346,10 @@ CommandLineFingerprint getCommandLineFingerprint() {
   std::string printed = captureStdout([&] {
     uint64_t written = 0;
     for (auto &[name, option] : options) {
-      option->printOptionValue(/*GlobalWidth=*/0, /*Force=*/false);
+      // The width pads the name (indent(width - name size)): below the
+      // name's size it would pad by ~4 G spaces.
+      option->printOptionValue(/*GlobalWidth=*/name.size() + 8,
+                               /*Force=*/false);
       outs().flush();
       written = ::lseek(STDOUT_FILENO, 0, SEEK_CUR);
       ends.push_back(written);
@@ -377,7 +380,10 @@ CommandLineFingerprint getCommandLineFingerprint() {
     // No default to compare with: it counts only when given.
     if (diff.contains("*no default*") && !given)
       continue;
-    fingerprint.text += diff.str() + "\n";
+    // One space for each run of padding: the key does not depend on it.
+    SmallVector<StringRef> words;
+    diff.split(words, ' ', -1, /*KeepEmpty=*/false);
+    fingerprint.text += llvm::join(words, " ") + "\n";
   }
   return fingerprint;
 }

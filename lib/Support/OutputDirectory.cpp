@@ -241,44 +241,6 @@ findForeignDirectory(StringRef dir, const StringSet<> &record) {
   return std::nullopt;
 }
 
-/// `path` absolute, without "." and ".." components, and through symlinks as
-/// far as it exists.
-static std::string resolvePath(StringRef path) {
-  SmallString<256> absolute(path);
-  sys::fs::make_absolute(absolute);
-  sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
-  // The deepest existing ancestor resolved, the rest appended.
-  SmallString<256> existing(absolute), rest;
-  while (!existing.empty() && !sys::fs::exists(existing)) {
-    SmallString<256> tail(sys::path::filename(existing));
-    sys::path::append(tail, rest);
-    rest = tail;
-    StringRef parent = sys::path::parent_path(existing);
-    if (parent == existing)
-      break;
-    existing = SmallString<256>(parent);
-  }
-  SmallString<256> real;
-  if (existing.empty() || sys::fs::real_path(existing, real))
-    return std::string(absolute);
-  sys::path::append(real, rest);
-  return std::string(real);
-}
-
-Error OutputDirectory::checkOutside(StringRef outDir, StringRef other,
-                                    StringRef what) {
-  if (other.empty())
-    return Error::success();
-  std::string out = resolvePath(outDir);
-  std::string inner = resolvePath(other);
-  StringRef rest(inner);
-  if (rest.consume_front(out) &&
-      (rest.empty() || sys::path::is_separator(rest.front())))
-    return fail(what + " '" + other + "' is inside out-dir '" + outDir +
-                "', which is replaced as a whole; put one outside the other");
-  return Error::success();
-}
-
 Error OutputDirectory::check(StringRef path) {
   Expected<std::pair<std::string, std::string>> split = splitOutDir(path);
   if (!split)

@@ -331,11 +331,6 @@ int main(int argc, char **argv) {
       return fail("--format: " + llvm::toString(std::move(err)));
   if (llvm::Error err = fly::OutputDirectory::check(outDirOpt))
     return fail("--out-dir: " + llvm::toString(std::move(err)));
-  if (fly::CacheConfig cache = fly::CacheConfig::fromEnvironment();
-      cache.enabled && !noCacheOpt)
-    if (llvm::Error err = fly::OutputDirectory::checkOutside(
-            outDirOpt, cache.directory, "cache directory"))
-      return fail("--out-dir: " + llvm::toString(std::move(err)));
 
   fly::CompileJob job;
   // Only a preset's label: the source and pipeline, which the key hashes,

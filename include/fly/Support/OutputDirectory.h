@@ -46,12 +46,6 @@ public:
   /// is not a file, it and its parent are writable directories (the parent
   /// is created), and it holds no foreign subdirectory.
   static llvm::Error check(llvm::StringRef path);
-  /// An error when `other` (`what`: "cache directory") lies inside out-dir
-  /// `outDir` (both resolved through symlinks as far as they exist): the
-  /// out-dir is replaced as a whole.
-  static llvm::Error checkOutside(llvm::StringRef outDir, llvm::StringRef other,
-                                  llvm::StringRef what);
-
   /// Starts the next version of `path`: creates the staging directory.
   static llvm::Expected<std::unique_ptr<OutputDirectory>>
   create(llvm::StringRef path);
