@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -176,6 +177,143 @@ TEST_F(ReplayPlanTest, IsolatedExecutorUsesEveryThreadByDefault) {
       executeAll(*plan, ExecutorKind::Isolated, runner);
   ASSERT_TRUE(succeeded(results));
   EXPECT_EQ(mostAtOnce.load(), 2);
+}
+
+/// Wraps an executor and records what it hands over: which entries, what
+/// labels, and whether executePlan passed each on while still compiling.
+class RecordingExecutor : public ReplayExecutor {
+public:
+  explicit RecordingExecutor(std::unique_ptr<ReplayExecutor> inner)
+      : inner(std::move(inner)) {}
+  llvm::StringRef getName() const override { return inner->getName(); }
+  LogicalResult execute(const ReplayWork &work,
+                        llvm::ArrayRef<unsigned> entries,
+                        const VariantSink &finished) override {
+    ++calls;
+    llvm::append_range(sent, entries);
+    compiling = true;
+    LogicalResult status =
+        inner->execute(work, entries, [&](unsigned e, VariantResult result) {
+          std::lock_guard<std::mutex> lock(mutex);
+          delivered.push_back(e);
+          ownLabels.push_back(result.id);
+          finished(e, std::move(result));
+        });
+    compiling = false;
+    return status;
+  }
+
+  std::unique_ptr<ReplayExecutor> inner;
+  unsigned calls = 0;
+  std::vector<unsigned> sent, delivered;
+  std::vector<std::string> ownLabels;
+  std::atomic<bool> compiling{false};
+  std::mutex mutex;
+};
+
+/// An in-memory PlanCache that counts its calls.
+class MemoryPlanCache : public PlanCache {
+public:
+  std::optional<VariantResult> lookup(const PlanEntry &entry) override {
+    ++lookups;
+    auto it = stored.find(entry.id);
+    if (it == stored.end())
+      return std::nullopt;
+    return it->second;
+  }
+  std::unique_ptr<CacheKeyLock> lock(const PlanEntry &) override {
+    ++locks;
+    return std::make_unique<CacheKeyLock>();
+  }
+  void store(const PlanEntry &entry, const VariantResult &result) override {
+    stored[entry.id] = result;
+  }
+  std::map<std::string, VariantResult> stored;
+  unsigned lookups = 0, locks = 0;
+};
+
+TEST_F(ReplayPlanTest, EveryExecutorHandsItsVariantsToExecutePlan) {
+  ASSERT_TRUE(module);
+  // Labels that are not positions, one hint set listed twice: executePlan
+  // alone labels, copies, caches and marks, whatever compiles.
+  FailureOr<BinaryPassOptions> binaryPass = parseBinaryPass(
+      "gpu-module-to-binary{format=isa}", UnknownLoc::get(&context));
+  ASSERT_TRUE(succeeded(binaryPass));
+  ReplayPlanOptions planOptions;
+  planOptions.labels = {10, 11, 12, 13};
+  FailureOr<ReplayPlan> plan = buildReplayPlan(
+      *module, *binaryPass,
+      hintSets("waves_per_eu=2;O=1;waves_per_eu=2;maxnreg=64"), planOptions);
+  ASSERT_TRUE(succeeded(plan));
+  ASSERT_EQ(plan->entries[2].sameAs, 0u);
+  auto plain = [&](OpPassManager &pipeline, ModuleOp container) {
+    return runPlain(pipeline, container);
+  };
+  ReplayWork work{*module, *plan, plain, /*nestInSource=*/false};
+  for (ExecutorKind kind :
+       {ExecutorKind::Batch, ExecutorKind::Isolated, ExecutorKind::Process}) {
+    if (kind == ExecutorKind::Process && findChildTool().empty())
+      continue; // No fly-tune beside this test.
+    SCOPED_TRACE(static_cast<int>(kind));
+    MemoryPlanCache cache;
+    for (bool warm : {false, true}) {
+      RecordingExecutor executor(createReplayExecutor(kind, ExecutorOptions()));
+      std::vector<std::pair<unsigned, VariantOrigin>> finished;
+      unsigned finishedWhileCompiling = 0;
+      std::pair<unsigned, unsigned> planned;
+      ExecutePlanOptions options;
+      options.cache = &cache;
+      options.planned = [&](unsigned cached, unsigned compiling) {
+        planned = {cached, compiling};
+      };
+      options.finished = [&](unsigned e, const VariantResult &result,
+                             VariantOrigin origin) {
+        EXPECT_EQ(result.index, plan->entries[e].index);
+        EXPECT_EQ(result.id, plan->entries[e].id);
+        finished.emplace_back(e, origin);
+        finishedWhileCompiling += executor.compiling;
+      };
+      FailureOr<std::vector<VariantResult>> results =
+          executePlan(executor, work, plan->all(), options);
+      ASSERT_TRUE(succeeded(results));
+      ASSERT_EQ(results->size(), 4u);
+      for (auto [result, entry] : llvm::zip_equal(*results, plan->entries)) {
+        EXPECT_TRUE(result.succeeded()) << result.error;
+        EXPECT_EQ(result.index, entry.index);
+        EXPECT_EQ(result.id, entry.id);
+        EXPECT_TRUE(result.hints == entry.hints);
+        EXPECT_EQ(result.binaryPass, entry.binaryPass);
+      }
+      EXPECT_EQ((*results)[2].duplicateOf, 10u);
+      // The copy follows its original at once.
+      ASSERT_EQ(finished.size(), 4u);
+      auto original =
+          llvm::find_if(finished, [](const auto &f) { return f.first == 0; });
+      ASSERT_NE(original + 1, finished.end());
+      EXPECT_EQ(original[1], std::make_pair(2u, VariantOrigin::Copied));
+      if (!warm) {
+        // Only distinct entries compile, each handed over once, unlabelled,
+        // and passed on (stored) while the others still compile.
+        EXPECT_EQ(executor.sent, (std::vector<unsigned>{0, 1, 3}));
+        std::vector<unsigned> delivered = executor.delivered;
+        llvm::sort(delivered);
+        EXPECT_EQ(delivered, executor.sent);
+        for (const std::string &label : executor.ownLabels)
+          EXPECT_EQ(label, "");
+        EXPECT_EQ(finishedWhileCompiling, 4u);
+        EXPECT_EQ(planned, std::make_pair(0u, 3u));
+        EXPECT_EQ(cache.stored.size(), 3u);
+        EXPECT_EQ(cache.locks, 3u);
+      } else {
+        EXPECT_EQ(executor.calls, 0u);
+        EXPECT_EQ(planned, std::make_pair(3u, 0u));
+        for (auto [e, origin] : finished)
+          EXPECT_EQ(origin,
+                    e == 2 ? VariantOrigin::Copied : VariantOrigin::Cached);
+      }
+    }
+    EXPECT_EQ(cache.lookups, 6u);
+  }
 }
 
 TEST_F(ReplayPlanTest, RoundTripsThroughJSON) {

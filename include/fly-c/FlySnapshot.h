@@ -56,7 +56,13 @@ FLY_CAPI_EXPORTED const char *flyGetVersion(void);
  *                 variants and never the calling process; false: in this
  *                 process, fastest,
  *    "executor":  "batch", "isolated" (in process, crash recovery) or
- *                 "process" (what "isolate" chooses between, spelled out).
+ *                 "process" (what "isolate" chooses between, spelled out),
+ *    "variant_timeout": seconds one variant may compile before it fails
+ *                 naming the limit (0 = none; default FLY_VARIANT_TIMEOUT,
+ *                 else 600; enforced on every variant by the process
+ *                 executor, on ptxas by the in-process ones),
+ *    "time_budget": seconds after which no new variant starts; the rest
+ *                 fail as skipped (0 = none, the default).
  *  Returns a null compiler on bad options; flyGetLastError() says why. */
 FLY_CAPI_EXPORTED FlyCompiler flyCompilerCreate(const char *optionsJSON);
 

@@ -42,10 +42,11 @@ private:
 /// Upstream's serializer does the same with the ISA it generated itself.
 static FailureOr<SmallVector<char, 0>>
 finishIsa(gpu::GPUModuleOp gpuModule, Attribute target, StringRef isa,
-          const gpu::TargetOptions &options) {
+          const gpu::TargetOptions &options, unsigned toolTimeout) {
   Location loc = gpuModule.getLoc();
   if (auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(target))
-    return fly::assemblePtx(isa, nvvm, options, gpuModule.getName(), loc);
+    return fly::assemblePtx(isa, nvvm, options, gpuModule.getName(), loc,
+                            toolTimeout);
   if (auto rocdl = dyn_cast<ROCDL::ROCDLTargetAttr>(target)) {
     auto emit = [&] { return emitError(loc); };
     FailureOr<SmallVector<char, 0>> object = ROCDL::assembleIsa(
@@ -65,7 +66,8 @@ finishIsa(gpu::GPUModuleOp gpuModule, Attribute target, StringRef isa,
 /// upstream's serializeToObject + createObject make it; null after an error.
 static Attribute assembleObject(gpu::GPUModuleOp gpuModule,
                                 gpu::TargetAttrInterface target, Attribute attr,
-                                const gpu::TargetOptions &options) {
+                                const gpu::TargetOptions &options,
+                                unsigned toolTimeout) {
   auto object = dyn_cast<gpu::ObjectAttr>(attr);
   if (!object || object.getFormat() != gpu::CompilationTarget::Assembly) {
     gpuModule.emitError() << "fly-assemble-isa: '" << fly::kIsaAttrName
@@ -75,8 +77,8 @@ static Attribute assembleObject(gpu::GPUModuleOp gpuModule,
     return nullptr;
   }
   auto start = std::chrono::steady_clock::now();
-  FailureOr<SmallVector<char, 0>> binary =
-      finishIsa(gpuModule, target, object.getObject().getValue(), options);
+  FailureOr<SmallVector<char, 0>> binary = finishIsa(
+      gpuModule, target, object.getObject().getValue(), options, toolTimeout);
   if (failed(binary)) {
     gpuModule.emitError("An error happened while serializing the module.");
     return nullptr;
@@ -116,7 +118,8 @@ LogicalResult AssembleIsaPass::assemble(gpu::GPUModuleOp gpuModule,
            << (targets ? targets.size() : 0) << " target(s)";
   return fly::replaceWithBinary(
       gpuModule, [&](unsigned index, gpu::TargetAttrInterface target) {
-        return assembleObject(gpuModule, target, isaObjects[index], options);
+        return assembleObject(gpuModule, target, isaObjects[index], options,
+                              toolTimeout);
       });
 }
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fly/Backend/PtxAssembler.h"
+#include "fly/Support/ChildProcess.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Target/LLVM/NVVM/Utils.h"
@@ -75,8 +76,8 @@ static std::optional<TempFile> createTemp(StringRef name, StringRef suffix,
 FailureOr<SmallVector<char, 0>> assemblePtx(StringRef ptx,
                                             NVVM::NVVMTargetAttr target,
                                             const gpu::TargetOptions &options,
-                                            StringRef moduleName,
-                                            Location loc) {
+                                            StringRef moduleName, Location loc,
+                                            unsigned timeoutSeconds) {
   bool createFatbin =
       options.getCompilationTarget() == gpu::CompilationTarget::Fatbin;
   std::optional<std::string> ptxas =
@@ -150,8 +151,7 @@ FailureOr<SmallVector<char, 0>> assemblePtx(StringRef ptx,
   std::string message;
   auto toolFailed = [&](StringRef tool) -> LogicalResult {
     if (!message.empty())
-      return emitError(loc)
-             << tool << " invocation failed, error message: " << message;
+      return emitError(loc) << tool << " invocation failed: " << message;
     ErrorOr<std::unique_ptr<MemoryBuffer>> log =
         MemoryBuffer::getFile(logFile->first);
     if (log)
@@ -159,12 +159,22 @@ FailureOr<SmallVector<char, 0>> assemblePtx(StringRef ptx,
                             << (*log)->getBuffer();
     return emitError(loc) << tool << " invocation failed.";
   };
-  if (sys::ExecuteAndWait(*ptxas, ptxasArgs, std::nullopt, redirects, 0, 0,
-                          &message))
+  // A child with a time limit of its own (ChildProcess.h): a hung ptxas ends
+  // with its variant, and whatever it started with it.
+  auto run = [&](StringRef tool, ArrayRef<StringRef> args) {
+    ChildExit exit = runChildProcess(tool, args, redirects, timeoutSeconds);
+    if (exit.timedOut)
+      message = formatv("ran past the variant timeout of {0} s and was killed",
+                        timeoutSeconds)
+                    .str();
+    else if (!exit.startError.empty() || exit.signal)
+      message = exit.describe();
+    return exit.succeeded();
+  };
+  if (!run(*ptxas, ptxasArgs))
     return toolFailed("`ptxas`");
   message.clear();
-  if (createFatbin && sys::ExecuteAndWait(*fatbinary, fatbinArgs, std::nullopt,
-                                          redirects, 0, 0, &message))
+  if (createFatbin && !run(*fatbinary, fatbinArgs))
     return toolFailed("`fatbinary`");
 
   ErrorOr<std::unique_ptr<MemoryBuffer>> binary =

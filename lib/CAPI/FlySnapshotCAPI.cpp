@@ -27,6 +27,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <dlfcn.h>
 #include <memory>
 #include <mutex>
@@ -137,6 +138,18 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
           return FlyCompiler{nullptr};
         }
         options.jobs = static_cast<unsigned>(*jobs);
+      } else if (key == "variant_timeout" || key == "time_budget") {
+        std::optional<double> seconds = value.getAsNumber();
+        if (!seconds || *seconds < 0 || *seconds > 1e9) {
+          lastError = "bad compiler options: \"" + key.str() +
+                      "\" must be a non-negative number of seconds";
+          return FlyCompiler{nullptr};
+        }
+        if (key == "time_budget")
+          options.timeBudgetSeconds = *seconds;
+        else
+          options.variantTimeoutSeconds =
+              static_cast<unsigned>(std::ceil(*seconds));
       } else if (key == "isolate") {
         std::optional<bool> on = value.getAsBoolean();
         if (!on) {
@@ -177,8 +190,7 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
       } else {
         lastError = "bad compiler options: unknown option \"" + key.str() +
                     "\" (expected jobs, cache, cache_dir, dump_dir, reuse_isa, "
-                    "isolate, "
-                    "executor)";
+                    "isolate, executor, variant_timeout, time_budget)";
         return FlyCompiler{nullptr};
       }
     }

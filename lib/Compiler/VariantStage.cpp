@@ -3,14 +3,12 @@
 #include "fly/Compiler/SplitCompiler.h"
 
 #include "fly/Cache/VariantCodec.h"
-#include "fly/Replay/VariantDedupe.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Threading.h"
 
 #include <chrono>
-#include <thread>
 
 using namespace mlir;
 using llvm::ArrayRef;
@@ -26,6 +24,7 @@ FailureOr<ReplayPlan> SplitCompiler::planVariants(ModuleOp preBinary,
   ReplayPlanOptions planOptions;
   planOptions.reuseIsa = options.reuseIsa;
   planOptions.captureIntermediates = capturesIntermediates();
+  planOptions.variantTimeoutSeconds = this->options.variantTimeoutSeconds;
   FailureOr<BinaryPassOptions> options =
       parseBinaryPass(binaryPass, preBinary.getLoc());
   if (failed(options))
@@ -46,48 +45,84 @@ FailureOr<ReplayPlan> SplitCompiler::planVariants(ModuleOp preBinary,
   return plan;
 }
 
+namespace {
+/// The split compiler's cache under the keys planVariants made.
+class VariantCache : public PlanCache {
+public:
+  VariantCache(CompileCache &cache, const ReplayPlan &plan,
+               ArrayRef<CacheKey> keys, MLIRContext &context,
+               std::vector<std::string> &warnings)
+      : cache(cache), plan(plan), keys(keys), context(context),
+        warnings(warnings) {}
+
+  std::optional<VariantResult> lookup(const PlanEntry &entry) override {
+    std::optional<std::string> payload = cache.lookup("binary", keyOf(entry));
+    if (!payload)
+      return std::nullopt;
+    std::optional<VariantResult> cached = decodeVariant(*payload, context);
+    if (!cached || !cached->succeeded()) {
+      warnings.push_back("discarding unreadable cached variant " + entry.id);
+      return std::nullopt;
+    }
+    return cached;
+  }
+  std::unique_ptr<CacheKeyLock> lock(const PlanEntry &entry) override {
+    return cache.lock("binary", keyOf(entry));
+  }
+  void store(const PlanEntry &entry, const VariantResult &result) override {
+    cache.store("binary", keyOf(entry), encodeVariant(result));
+  }
+
+private:
+  const CacheKey &keyOf(const PlanEntry &entry) const {
+    return keys[&entry - plan.entries.data()];
+  }
+
+  CompileCache &cache;
+  const ReplayPlan &plan;
+  ArrayRef<CacheKey> keys;
+  MLIRContext &context;
+  std::vector<std::string> &warnings;
+};
+} // namespace
+
 LogicalResult SplitCompiler::runVariants(ModuleOp preBinary,
                                          const ReplayPlan &plan,
                                          ArrayRef<CacheKey> keys,
                                          CompileResult &result) {
   size_t n = plan.entries.size();
-  result.variants.resize(n);
   result.variantFromCache.assign(n, false);
-  auto progress = [&](unsigned e, StringRef what) {
-    say(llvm::formatv("variant {0}/{1} {2}: {3}", e + 1, n, plan.entries[e].id,
-                      what));
+  ExecutePlanOptions run;
+  run.timeBudgetSeconds = options.timeBudgetSeconds;
+  // Encoding copies every object: not for a cache that is off.
+  std::optional<VariantCache> variantCache;
+  if (cache.enabled()) {
+    variantCache.emplace(cache, plan, keys, context, result.warnings);
+    run.cache = &*variantCache;
+  }
+  run.planned = [&](unsigned cached, unsigned compiling) {
+    say(llvm::formatv("phase 2: {0} variant(s) from cache, replaying {1}",
+                      cached, compiling));
   };
-  // Fills entry `e` from the cache; false on a miss. Dumps want every
-  // variant's own LLVM IR and ISA: nothing is taken from the cache then
-  // (entries are still written).
-  auto takeCached = [&](unsigned e) {
-    if (!cache.enabled() || plan.captureIntermediates)
-      return false;
-    std::optional<std::string> payload = cache.lookup("binary", keys[e]);
-    if (!payload)
-      return false;
-    std::optional<VariantResult> cached = decodeVariant(*payload, context);
-    if (!cached || !cached->succeeded()) {
-      result.warnings.push_back("discarding unreadable cached variant " +
-                                plan.entries[e].id);
-      return false;
-    }
-    result.variants[e] = std::move(*cached);
-    result.variantFromCache[e] = true;
-    progress(e, "cached");
-    return true;
+  // Reported the moment each variant is final (and stored).
+  run.finished = [&](unsigned e, const VariantResult &variant,
+                     VariantOrigin origin) {
+    const PlanEntry &entry = plan.entries[e];
+    bool fromCache = origin == VariantOrigin::Cached ||
+                     (origin == VariantOrigin::Copied &&
+                      result.variantFromCache[*entry.sameAs]);
+    result.variantFromCache[e] = fromCache;
+    std::string what =
+        origin == VariantOrigin::Cached ? std::string("cached")
+        : origin == VariantOrigin::Copied
+            ? llvm::formatv("same variant as {0}", *entry.sameAs).str()
+        : variant.succeeded() ? std::string("ok")
+        : variant.skipped     ? std::string("skipped (time budget)")
+                              : std::string("FAILED");
+    say(llvm::formatv("variant {0}/{1} {2}: {3}", e + 1, n, entry.id, what));
+    if (options.variantFinished)
+      options.variantFinished(e, variant, fromCache);
   };
-
-  // Only distinct entries are looked up, locked and compiled: a hint set
-  // listed twice has one key, and a second lock on a key this process holds
-  // would wait for itself.
-  std::vector<unsigned> distinct = plan.distinct(plan.all());
-  std::vector<unsigned> misses;
-  for (unsigned e : distinct)
-    if (!takeCached(e))
-      misses.push_back(e);
-  say(llvm::formatv("phase 2: {0} variant(s) from cache, replaying {1}",
-                    distinct.size() - misses.size(), misses.size()));
 
   ExecutorOptions executorOptions = options.executorOptions;
   executorOptions.jobs = options.jobs;
@@ -99,71 +134,11 @@ LogicalResult SplitCompiler::runVariants(ModuleOp preBinary,
     return runPipeline(pipeline, container, /*dump=*/false);
   };
   ReplayWork work{preBinary, plan, runner};
-  // Compiles `entries` and stores what succeeds.
-  auto compile = [&](ArrayRef<unsigned> entries) -> LogicalResult {
-    if (entries.empty())
-      return success();
-    FailureOr<std::vector<VariantResult>> compiled =
-        executePlan(*executor, work, entries);
-    if (failed(compiled))
-      return failure();
-    for (auto [e, variant] : llvm::zip_equal(entries, *compiled)) {
-      // Encoding copies every object: not for a cache that is off.
-      if (variant.succeeded() && cache.enabled())
-        cache.store("binary", keys[e], encodeVariant(variant));
-      progress(e, variant.succeeded() ? "ok" : "FAILED");
-      result.variants[e] = std::move(variant);
-    }
-    return success();
-  };
-
-  // Keys another process is compiling right now are waited for, not
-  // compiled twice.
-  std::vector<std::unique_ptr<CacheKeyLock>> locks(n);
-  std::vector<unsigned> mine, others;
-  for (unsigned e : misses) {
-    // A capturing compile compiles anyway: it waits for nobody.
-    locks[e] = plan.captureIntermediates ? std::make_unique<CacheKeyLock>()
-                                         : cache.lock("binary", keys[e]);
-    (locks[e]->getState() == CacheKeyLock::State::OwnedByOther ? others : mine)
-        .push_back(e);
-  }
-  // The held keys are waited for all at once, beside the compile of the
-  // others: N keys another process holds cost the slowest one, not the sum.
-  std::vector<CacheKeyLock *> waited;
-  for (unsigned e : others)
-    waited.push_back(locks[e].get());
-  std::thread waiter;
-  if (!waited.empty())
-    waiter = std::thread([&] { CacheKeyLock::waitAll(waited); });
-  LogicalResult compiledMine = compile(mine);
-  for (unsigned e : mine)
-    locks[e].reset();
-  if (waiter.joinable())
-    waiter.join();
-  if (failed(compiledMine))
+  FailureOr<std::vector<VariantResult>> variants =
+      executePlan(*executor, work, plan.all(), run);
+  if (failed(variants))
     return failure();
-  std::vector<unsigned> leftover;
-  for (unsigned e : others)
-    if (!takeCached(e))
-      leftover.push_back(e);
-  if (failed(compile(leftover)))
-    return failure();
-  locks.clear();
-
-  for (auto [e, entry] : llvm::enumerate(plan.entries)) {
-    VariantResult &variant = result.variants[e];
-    if (entry.sameAs) {
-      copyVariantOutcome(variant, result.variants[*entry.sameAs]);
-      result.variantFromCache[e] = result.variantFromCache[*entry.sameAs];
-      progress(e, llvm::formatv("same variant as {0}", *entry.sameAs).str());
-    }
-    // Cached and copied outcomes take this sweep's labels.
-    variant.index = entry.index;
-    variant.id = entry.id;
-    variant.hints = entry.hints;
-  }
-  markDuplicates(result.variants);
+  result.variants = std::move(*variants);
   return success();
 }
 

@@ -4,6 +4,12 @@
 #include "fly/Replay/VariantDedupe.h"
 
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
 
 using namespace mlir;
 using namespace llvm;
@@ -20,41 +26,169 @@ std::optional<ExecutorKind> parseExecutorKind(StringRef name) {
       .Default(std::nullopt);
 }
 
-FailureOr<std::vector<VariantResult>> executePlan(ReplayExecutor &executor,
-                                                  const ReplayWork &work,
-                                                  ArrayRef<unsigned> entries) {
+PlanCache::~PlanCache() = default;
+
+FailureOr<std::vector<VariantResult>>
+executePlan(ReplayExecutor &executor, const ReplayWork &work,
+            ArrayRef<unsigned> entries, const ExecutePlanOptions &options) {
+  const ReplayPlan &plan = work.plan;
   // Entries identical to another requested entry copy its outcome: they are
-  // never compiled, locked or sent anywhere.
+  // never looked up, compiled, locked or sent anywhere. So does an entry
+  // requested twice.
   llvm::DenseMap<unsigned, unsigned> positionOf;
   for (auto [k, e] : llvm::enumerate(entries))
     positionOf.try_emplace(e, k);
-  std::vector<unsigned> distinct, distinctPositions;
-  SmallVector<std::pair<unsigned, unsigned>> copies; // (position, original)
+  std::vector<unsigned> distinct;
+  std::vector<SmallVector<unsigned>> copiesOf(entries.size());
   for (auto [k, e] : llvm::enumerate(entries)) {
-    std::optional<unsigned> sameAs = work.plan.entries[e].sameAs;
-    if (sameAs && positionOf.count(*sameAs)) {
-      copies.emplace_back(k, positionOf.lookup(*sameAs));
-    } else {
+    std::optional<unsigned> sameAs = plan.entries[e].sameAs;
+    if (positionOf.lookup(e) != k)
+      copiesOf[positionOf.lookup(e)].push_back(k);
+    else if (sameAs && positionOf.count(*sameAs))
+      copiesOf[positionOf.lookup(*sameAs)].push_back(k);
+    else
       distinct.push_back(e);
-      distinctPositions.push_back(k);
-    }
   }
+
   std::vector<VariantResult> results(entries.size());
-  if (!distinct.empty()) {
-    FailureOr<std::vector<VariantResult>> compiled =
-        executor.execute(work, distinct);
-    if (failed(compiled))
+  std::vector<bool> settled(entries.size(), false);
+  std::vector<std::unique_ptr<CacheKeyLock>> locks(entries.size());
+  auto label = [&](unsigned k) {
+    const PlanEntry &entry = plan.entries[entries[k]];
+    results[k].index = entry.index;
+    results[k].id = entry.id;
+    results[k].hints = entry.hints;
+    results[k].binaryPass = entry.binaryPass;
+  };
+  // A result is final here: labelled, stored (then its key unlocked, so a
+  // process waiting for it finds it), reported, and copied to the entries
+  // identical to it. Callers hold `mutex`.
+  std::mutex mutex;
+  auto settle = [&](unsigned k, VariantResult result, VariantOrigin origin) {
+    if (settled[k])
+      return;
+    settled[k] = true;
+    results[k] = std::move(result);
+    label(k);
+    const PlanEntry &entry = plan.entries[entries[k]];
+    if (origin == VariantOrigin::Compiled && options.cache &&
+        results[k].succeeded())
+      options.cache->store(entry, results[k]);
+    locks[k].reset();
+    if (options.finished)
+      options.finished(entries[k], results[k], origin);
+    SmallVector<std::pair<unsigned, unsigned>> pending; // (copy, original)
+    for (unsigned copy : copiesOf[k])
+      pending.emplace_back(copy, k);
+    while (!pending.empty()) {
+      auto [copy, original] = pending.pop_back_val();
+      copyVariantOutcome(results[copy], results[original]);
+      label(copy);
+      settled[copy] = true;
+      if (options.finished)
+        options.finished(entries[copy], results[copy], VariantOrigin::Copied);
+      for (unsigned next : copiesOf[copy])
+        pending.emplace_back(next, copy);
+    }
+  };
+  // Capturing compiles want every variant's own LLVM IR and ISA: nothing is
+  // taken from the cache and nobody is waited for then (entries are still
+  // stored).
+  bool readCache = options.cache && !plan.captureIntermediates;
+  auto takeCached = [&](unsigned e) {
+    if (!readCache)
+      return false;
+    std::optional<VariantResult> cached =
+        options.cache->lookup(plan.entries[e]);
+    if (!cached)
+      return false;
+    std::lock_guard<std::mutex> guard(mutex);
+    settle(positionOf.lookup(e), std::move(*cached), VariantOrigin::Cached);
+    return true;
+  };
+  // A time budget starts no variant once spent; what is left is skipped.
+  ReplayWork scheduled = work;
+  std::atomic<bool> budgetSpent{false};
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point deadline =
+      Clock::now() +
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+          std::max(0.0, options.timeBudgetSeconds)));
+  if (options.timeBudgetSeconds > 0)
+    scheduled.mayStart = [&, inner = work.mayStart] {
+      if (budgetSpent || Clock::now() >= deadline) {
+        budgetSpent = true;
+        return false;
+      }
+      return !inner || inner();
+    };
+  auto compile = [&](ArrayRef<unsigned> compiled) -> LogicalResult {
+    if (compiled.empty())
+      return success();
+    VariantSink finished = [&](unsigned e, VariantResult result) {
+      std::lock_guard<std::mutex> guard(mutex);
+      auto it = positionOf.find(e);
+      if (it != positionOf.end())
+        settle(it->second, std::move(result), VariantOrigin::Compiled);
+    };
+    if (failed(executor.execute(scheduled, compiled, finished)))
       return failure();
-    for (auto [k, result] : llvm::zip_equal(distinctPositions, *compiled))
-      results[k] = std::move(result);
+    // Every entry sent gets a result: those the budget left unstarted are
+    // skipped, any other is one the executor lost.
+    std::lock_guard<std::mutex> guard(mutex);
+    for (unsigned e : compiled) {
+      VariantResult missing;
+      if (budgetSpent) {
+        missing.skipped = true;
+        missing.error = llvm::formatv("skipped: the time budget of {0} s was "
+                                      "spent before it started",
+                                      options.timeBudgetSeconds)
+                            .str();
+      } else {
+        missing.error = "the " + executor.getName().str() +
+                        " executor returned no result for this variant";
+      }
+      settle(positionOf.lookup(e), std::move(missing), VariantOrigin::Compiled);
+    }
+    return success();
+  };
+
+  std::vector<unsigned> misses;
+  for (unsigned e : distinct)
+    if (!takeCached(e))
+      misses.push_back(e);
+  if (options.planned)
+    options.planned(distinct.size() - misses.size(), misses.size());
+  // Keys another process is compiling right now are waited for, not
+  // compiled twice.
+  std::vector<unsigned> mine, others;
+  for (unsigned e : misses) {
+    unsigned k = positionOf.lookup(e);
+    if (readCache)
+      locks[k] = options.cache->lock(plan.entries[e]);
+    bool elsewhere =
+        locks[k] && locks[k]->getState() == CacheKeyLock::State::OwnedByOther;
+    (elsewhere ? others : mine).push_back(e);
   }
-  for (auto [copy, original] : copies) {
-    const PlanEntry &entry = work.plan.entries[entries[copy]];
-    results[copy].index = entry.index;
-    results[copy].id = entry.id;
-    results[copy].hints = entry.hints;
-    copyVariantOutcome(results[copy], results[original]);
-  }
+  // The held keys are waited for all at once, beside the compile of the
+  // others: N keys another process holds cost the slowest one, not the sum.
+  std::vector<CacheKeyLock *> waited;
+  for (unsigned e : others)
+    waited.push_back(locks[positionOf.lookup(e)].get());
+  std::thread waiter;
+  if (!waited.empty())
+    waiter = std::thread([&] { CacheKeyLock::waitAll(waited); });
+  LogicalResult compiledMine = compile(mine);
+  if (waiter.joinable())
+    waiter.join();
+  if (failed(compiledMine))
+    return failure();
+  std::vector<unsigned> leftover;
+  for (unsigned e : others)
+    if (!takeCached(e))
+      leftover.push_back(e);
+  if (failed(compile(leftover)))
+    return failure();
   markDuplicates(results);
   return results;
 }

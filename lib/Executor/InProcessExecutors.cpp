@@ -27,10 +27,11 @@ public:
       : options(std::move(options)) {}
   StringRef getName() const override { return "batch"; }
 
-  FailureOr<std::vector<VariantResult>>
-  execute(const ReplayWork &work, ArrayRef<unsigned> entries) override {
+  LogicalResult execute(const ReplayWork &work, ArrayRef<unsigned> entries,
+                        const VariantSink &finished) override {
     ReplayOptions replay;
     replay.maxParallel = options.jobs;
+    replay.mayStart = work.mayStart;
     // The context's thread pool bounds how many variants compile at once.
     // Batches of exactly that many make every batch wait for its slowest
     // variant; larger batches (up to 4 variants per thread, which bounds the
@@ -43,7 +44,7 @@ public:
           std::max<unsigned>(std::max(replay.maxParallel, threads),
                              std::min<size_t>(entries.size(), 4 * threads));
     return replayPlanned(work.preBinary, work.plan, entries, replay,
-                         work.nestInSource, work.runPipeline);
+                         work.nestInSource, work.runPipeline, finished);
   }
 
 private:
@@ -57,8 +58,8 @@ public:
       : options(std::move(options)) {}
   StringRef getName() const override { return "isolated"; }
 
-  FailureOr<std::vector<VariantResult>>
-  execute(const ReplayWork &work, ArrayRef<unsigned> entries) override;
+  LogicalResult execute(const ReplayWork &work, ArrayRef<unsigned> entries,
+                        const VariantSink &finished) override;
 
 private:
   ExecutorOptions options;
@@ -91,13 +92,13 @@ static void releaseFreeMemory() {
 #endif
 }
 
-FailureOr<std::vector<VariantResult>>
-IsolatedExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
+LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
+                                        ArrayRef<unsigned> entries,
+                                        const VariantSink &finished) {
   CrashRecoveryContext::Enable();
   releaseFreeMemory();
   FatalErrorsUnwindCrashRecovery fatalErrors;
   const ReplayPlan &plan = work.plan;
-  std::vector<VariantResult> results(entries.size());
   std::atomic<bool> setupFailed{false};
   // Inside a pass (nestInSource) every replay adds its container to the
   // same module: one at a time then.
@@ -121,6 +122,8 @@ IsolatedExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
     }
     for (unsigned e : producers) {
       pool.async([&, e] {
+        if (work.mayStart && !work.mayStart())
+          return;
         LogicalResult prepared = failure();
         CrashRecoveryContext crc;
         if (!crc.RunSafely([&] {
@@ -143,36 +146,39 @@ IsolatedExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
       return failure();
   }
 
-  for (auto [k, e] : llvm::enumerate(entries)) {
-    pool.async([&, k = k, e = e] {
-      FailureOr<std::vector<VariantResult>> replayed = failure();
+  for (unsigned e : entries) {
+    pool.async([&, e] {
+      if (work.mayStart && !work.mayStart())
+        return;
+      // Handed over only once the replay returned: a crash after the result
+      // was recorded still fails the variant (its objects may be torn).
+      std::optional<VariantResult> replayed;
+      LogicalResult status = failure();
       CrashRecoveryContext crc;
       if (!crc.RunSafely([&] {
-            replayed = replayPlanned(work.preBinary, plan, {e}, one,
-                                     work.nestInSource, work.runPipeline);
+            status = replayPlanned(work.preBinary, plan, {e}, one,
+                                   work.nestInSource, work.runPipeline,
+                                   [&](unsigned, VariantResult result) {
+                                     replayed = std::move(result);
+                                   });
           })) {
         releaseErrorCapturesAfterCrash();
-        const PlanEntry &entry = plan.entries[e];
-        VariantResult &crashed = results[k];
-        crashed.index = entry.index;
-        crashed.id = entry.id;
-        crashed.hints = entry.hints;
-        crashed.binaryPass = entry.binaryPass;
+        VariantResult crashed;
         crashed.error = crashMessage(crc, "");
+        finished(e, std::move(crashed));
         return;
       }
-      if (failed(replayed)) {
+      if (failed(status)) {
         setupFailed = true;
         return;
       }
-      results[k] = std::move(replayed->front());
+      if (replayed)
+        finished(e, std::move(*replayed));
       releaseFreeMemory();
     });
   }
   pool.wait();
-  if (setupFailed)
-    return failure();
-  return results;
+  return failure(setupFailed.load());
 }
 
 std::unique_ptr<ReplayExecutor> createBatchExecutor(ExecutorOptions options) {

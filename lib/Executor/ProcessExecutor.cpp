@@ -12,9 +12,11 @@
 
 #include "fly/Executor/Executor.h"
 #include "fly/Executor/WorkDir.h"
+#include "fly/Support/ChildProcess.h"
 
 #include "mlir/IR/Diagnostics.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -23,6 +25,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Threading.h"
+
+#include <chrono>
+#include <thread>
 
 #include <dlfcn.h>
 
@@ -59,20 +64,30 @@ public:
       : options(std::move(options)) {}
   StringRef getName() const override { return "process"; }
 
-  FailureOr<std::vector<VariantResult>>
-  execute(const ReplayWork &work, ArrayRef<unsigned> entries) override;
+  LogicalResult execute(const ReplayWork &work, ArrayRef<unsigned> entries,
+                        const VariantSink &finished) override;
 
 private:
+  using Clock = std::chrono::steady_clock;
   struct Child {
     std::vector<unsigned> entries;
     std::string log;
-    sys::ProcessInfo process;
+    ChildProcess process;
     std::string error; // Could not start.
     std::string statusText;
+    /// Whether it was started (a spent budget starts none).
+    bool started = false;
+    /// When it started, or last delivered a result.
+    Clock::time_point lastProgress;
   };
-  /// Runs `shards` as children, `jobs` at a time; fills each Child.
+  /// Runs `children`, `jobs` at a time, until every one has ended; `poll`
+  /// hands over what they finished so far, called every few milliseconds.
+  /// A child that goes `variantTimeout` seconds (0 = no limit) without
+  /// finishing a variant is killed.
   void runChildren(StringRef tool, StringRef dir, std::vector<Child> &children,
-                   unsigned jobs);
+                   unsigned jobs, unsigned variantTimeout,
+                   const std::function<bool()> &mayStart,
+                   llvm::function_ref<void(Child &)> poll);
 
   ExecutorOptions options;
 };
@@ -101,44 +116,72 @@ static std::pair<std::string, std::string> lastWordsOf(StringRef path,
 }
 
 void ProcessExecutor::runChildren(StringRef tool, StringRef dir,
-                                  std::vector<Child> &children, unsigned jobs) {
-  for (size_t begin = 0; begin < children.size(); begin += jobs) {
-    size_t end = std::min(children.size(), begin + jobs);
-    for (size_t c = begin; c < end; ++c) {
-      Child &child = children[c];
-      std::string planArg = ("--run-plan=" + dir).str();
-      std::string entriesArg = "--entries=" + formatEntryList(child.entries);
-      SmallVector<StringRef> args = {tool, planArg, entriesArg, "--jobs=1",
-                                     "--quiet"};
-      std::optional<StringRef> redirects[] = {StringRef(""), child.log,
-                                              child.log};
-      bool failedToStart = false;
-      child.process = sys::ExecuteNoWait(tool, args, std::nullopt, redirects, 0,
-                                         &child.error, &failedToStart);
-      if (failedToStart && child.error.empty())
-        child.error = "cannot start " + tool.str();
+                                  std::vector<Child> &children, unsigned jobs,
+                                  unsigned variantTimeout,
+                                  const std::function<bool()> &mayStart,
+                                  llvm::function_ref<void(Child &)> poll) {
+  std::string planArg = ("--run-plan=" + dir).str();
+  auto start = [&](Child &child) {
+    std::string entriesArg = "--entries=" + formatEntryList(child.entries);
+    SmallVector<StringRef> args = {tool, planArg, entriesArg, "--jobs=1",
+                                   "--quiet"};
+    std::optional<StringRef> redirects[] = {StringRef(""), child.log,
+                                            child.log};
+    child.started = true;
+    child.process = ChildProcess::start(tool, args, redirects);
+    if (!child.process.hasStarted())
+      child.error = child.process.poll()->describe();
+    child.lastProgress = Clock::now();
+    return child.error.empty();
+  };
+  size_t next = 0;
+  std::vector<size_t> running;
+  while (next < children.size() || !running.empty()) {
+    while (running.size() < jobs && next < children.size()) {
+      // A spent budget starts no child: its entries stay unstarted.
+      if (mayStart && !mayStart()) {
+        next = children.size();
+        break;
+      }
+      if (start(children[next]))
+        running.push_back(next);
+      ++next;
     }
-    for (size_t c = begin; c < end; ++c) {
-      Child &child = children[c];
-      if (!child.error.empty())
-        continue;
-      std::string waitError;
-      std::optional<unsigned> limit;
-      if (options.childTimeoutSeconds)
-        limit = options.childTimeoutSeconds;
-      sys::ProcessInfo done = sys::Wait(child.process, limit, &waitError);
-      if (done.ReturnCode == -2)
-        child.statusText = "was killed: " + waitError;
-      else if (done.ReturnCode < 0)
-        child.statusText = "died: " + waitError;
-      else if (done.ReturnCode != 0)
-        child.statusText = formatv("exited with status {0}", done.ReturnCode);
+    bool ended = false;
+    for (auto it = running.begin(); it != running.end();) {
+      Child &child = children[*it];
+      poll(child);
+      std::optional<ChildExit> done = child.process.poll();
+      unsigned limit = variantTimeout;
+      if (!done) {
+        // The child compiles one variant at a time: a variant over the
+        // limit is one that long without a new result. Its process group
+        // goes with it (the ptxas it ran, too).
+        if (!limit ||
+            Clock::now() - child.lastProgress < std::chrono::seconds(limit)) {
+          ++it;
+          continue;
+        }
+        done = child.process.kill(/*timedOut=*/true);
+      }
+      if (done->timedOut)
+        child.statusText = formatv("was killed: the variant did not finish "
+                                   "within the variant timeout of {0} s",
+                                   limit);
+      else if (!done->succeeded())
+        child.statusText = done->describe();
+      poll(child);
+      it = running.erase(it);
+      ended = true;
     }
+    if (!ended && !running.empty())
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }
 
-FailureOr<std::vector<VariantResult>>
-ProcessExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
+LogicalResult ProcessExecutor::execute(const ReplayWork &work,
+                                       ArrayRef<unsigned> entries,
+                                       const VariantSink &finished) {
   Location loc = work.preBinary.getLoc();
   std::string tool =
       options.childTool.empty() ? findChildTool() : options.childTool;
@@ -184,25 +227,31 @@ ProcessExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
     shards[k * jobs / entries.size()].entries.push_back(e);
   for (auto [c, child] : llvm::enumerate(shards))
     child.log = logPath("shard-" + Twine(c));
-  runChildren(tool, dir, shards, jobs);
 
-  std::vector<std::optional<VariantResult>> found(entries.size());
-  llvm::DenseMap<unsigned, unsigned> positionOf;
-  for (auto [k, e] : llvm::enumerate(entries))
-    positionOf.try_emplace(e, k);
-  auto collect = [&](const Child &child, std::vector<unsigned> &missing) {
+  // Each result is handed over as soon as its child wrote it.
+  llvm::DenseSet<unsigned> delivered;
+  auto poll = [&](Child &child) {
     for (unsigned e : child.entries) {
+      if (delivered.contains(e))
+        continue;
       std::optional<VariantResult> result =
           readReplayResult(dir, e, *work.preBinary.getContext());
-      if (result)
-        found[positionOf.lookup(e)] = std::move(result);
-      else
-        missing.push_back(e);
+      if (!result)
+        continue;
+      delivered.insert(e);
+      child.lastProgress = Clock::now();
+      finished(e, std::move(*result));
     }
   };
+  runChildren(tool, dir, shards, jobs, work.plan.variantTimeoutSeconds,
+              work.mayStart, poll);
+
   // What a dead shard did not finish runs again, one entry per child: the
   // entry that kills its process fails alone, with that child's last words.
-  auto failMissing = [&](const Child &child, ArrayRef<unsigned> missing) {
+  auto failMissing = [&](const Child &child) {
+    // Entries of a child never started are left to executePlan (skipped).
+    if (!child.started)
+      return;
     std::string why = !child.error.empty() ? child.error
                       : !child.statusText.empty()
                           ? "the replay process " + child.statusText
@@ -211,45 +260,34 @@ ProcessExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
     // The backend's own words go on the first line (what tables show).
     if (!firstError.empty())
       why += ": " + firstError;
-    for (unsigned e : missing) {
-      const PlanEntry &entry = work.plan.entries[e];
-      VariantResult &failed = found[positionOf.lookup(e)].emplace();
-      failed.binaryPass = entry.binaryPass;
+    for (unsigned e : child.entries) {
+      if (!delivered.insert(e).second)
+        continue;
+      VariantResult failed;
       failed.error = last.empty() ? why : why + "\nits last output:\n" + last;
+      finished(e, std::move(failed));
     }
   };
   std::vector<Child> retries;
-  for (const Child &shard : shards) {
-    std::vector<unsigned> missing;
-    collect(shard, missing);
+  for (Child &shard : shards) {
     if (shard.entries.size() == 1) {
-      failMissing(shard, missing);
+      failMissing(shard);
       continue;
     }
-    for (unsigned e : missing) {
+    for (unsigned e : shard.entries) {
+      if (delivered.contains(e))
+        continue;
       Child single;
       single.entries = {e};
       single.log = logPath("entry-" + Twine(e));
       retries.push_back(std::move(single));
     }
   }
-  runChildren(tool, dir, retries, jobs);
-  for (const Child &single : retries) {
-    std::vector<unsigned> missing;
-    collect(single, missing);
-    failMissing(single, missing);
-  }
-
-  std::vector<VariantResult> results;
-  for (auto [k, e] : llvm::enumerate(entries)) {
-    VariantResult &result = *found[k];
-    const PlanEntry &entry = work.plan.entries[e];
-    result.index = entry.index;
-    result.id = entry.id;
-    result.hints = entry.hints;
-    results.push_back(std::move(result));
-  }
-  return results;
+  runChildren(tool, dir, retries, jobs, work.plan.variantTimeoutSeconds,
+              work.mayStart, poll);
+  for (const Child &single : retries)
+    failMissing(single);
+  return success();
 }
 
 std::unique_ptr<ReplayExecutor> createProcessExecutor(ExecutorOptions options) {

@@ -28,8 +28,8 @@ public:
       : options(std::move(options)) {}
   StringRef getName() const override { return "slurm"; }
 
-  FailureOr<std::vector<VariantResult>>
-  execute(const ReplayWork &work, ArrayRef<unsigned> entries) override;
+  LogicalResult execute(const ReplayWork &work, ArrayRef<unsigned> entries,
+                        const VariantSink &finished) override;
 
 private:
   void say(const Twine &line) {
@@ -172,8 +172,9 @@ runSlurmReplays(const SlurmExecutorOptions &options, StringRef tool,
   return missing;
 }
 
-FailureOr<std::vector<VariantResult>>
-SlurmExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
+LogicalResult SlurmExecutor::execute(const ReplayWork &work,
+                                     ArrayRef<unsigned> entries,
+                                     const VariantSink &finished) {
   Location loc = work.preBinary.getLoc();
   std::string tool =
       options.childTool.empty() ? findChildTool() : options.childTool;
@@ -236,31 +237,27 @@ SlurmExecutor::execute(const ReplayWork &work, ArrayRef<unsigned> entries) {
     missing = std::move(report->front());
   }
 
-  std::vector<VariantResult> results;
+  // The array's results are read once it has ended.
+  bool allSucceeded = true;
   for (unsigned e : entries) {
-    const PlanEntry &entry = work.plan.entries[e];
     std::optional<VariantResult> result =
         readReplayResult(dir, e, *work.preBinary.getContext());
-    VariantResult &out = results.emplace_back();
+    VariantResult out;
     if (result) {
       out = std::move(*result);
     } else {
-      out.binaryPass = entry.binaryPass;
       auto it = missing.find(e);
       out.error =
           it != missing.end() ? it->second : std::string("slurm: no result");
     }
-    out.index = entry.index;
-    out.id = entry.id;
-    out.hints = entry.hints;
+    allSucceeded &= out.succeeded();
+    finished(e, std::move(out));
   }
   // Everything delivered: the cache holds it, the directory can go. What
   // failed keeps its logs for a look.
-  if (options.workDirParent.empty() &&
-      llvm::all_of(results,
-                   [](const VariantResult &r) { return r.succeeded(); }))
+  if (options.workDirParent.empty() && allSucceeded)
     sys::fs::remove_directories(dir);
-  return results;
+  return success();
 }
 
 std::unique_ptr<ReplayExecutor>

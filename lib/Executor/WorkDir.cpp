@@ -199,14 +199,19 @@ LogicalResult replayWorkDirEntries(StringRef dir, StringRef entryList,
   for (size_t begin = 0; begin < entries->size(); begin += chunk) {
     ArrayRef<unsigned> part = ArrayRef<unsigned>(*entries).slice(
         begin, std::min(chunk, entries->size() - begin));
-    FailureOr<std::vector<VariantResult>> results =
-        replayPlanned(*loaded->preBinary, plan, part, options,
-                      /*nestInSource=*/false, runPipeline);
-    if (failed(results))
+    // Each result is written the moment its variant is done: the parent
+    // streams them, and a crash loses only the variants in flight.
+    std::string writeError;
+    if (failed(replayPlanned(*loaded->preBinary, plan, part, options,
+                             /*nestInSource=*/false, runPipeline,
+                             [&](unsigned e, VariantResult result) {
+                               if (Error err =
+                                       writeReplayResult(dir, e, result))
+                                 writeError = toString(std::move(err));
+                             })))
       return failure();
-    for (auto [e, result] : llvm::zip_equal(part, *results))
-      if (Error err = writeReplayResult(dir, e, result))
-        return emitError(loc) << toString(std::move(err));
+    if (!writeError.empty())
+      return emitError(loc) << writeError;
   }
   return success();
 }

@@ -73,12 +73,16 @@ struct ReplayStage {
 /// Compiles batches of variants for one stage.
 class BatchCompiler {
 public:
-  BatchCompiler(ModuleOp source, ArrayRef<HintSet> hintSets,
+  /// Position k compiles plan entry entries[k] with hintSets[k] into
+  /// results[k], handed to `finished` once final.
+  BatchCompiler(ModuleOp source, const ReplayPlan &plan,
+                ArrayRef<unsigned> entries, ArrayRef<HintSet> hintSets,
                 std::vector<VariantResult> &results, bool nestInSource,
-                PipelineRunner runPipeline)
-      : source(source), gpuModules(getTargetedGpuModules(source)),
-        hintSets(hintSets), results(results), nestInSource(nestInSource),
-        runPipeline(runPipeline) {}
+                PipelineRunner runPipeline, const VariantSink &finished)
+      : source(source), gpuModules(getTargetedGpuModules(source)), plan(plan),
+        entries(entries), hintSets(hintSets), results(results),
+        nestInSource(nestInSource), runPipeline(runPipeline),
+        finished(finished) {}
 
   /// Compiles `indices` together; on failure, once more one by one so that
   /// the failure is pinned on the variants that cause it.
@@ -87,13 +91,28 @@ public:
   /// Compiles `indices` in batches of `batchSize`.
   void compileInBatches(ArrayRef<unsigned> indices, size_t batchSize,
                         const ReplayStage &stage) {
-    for (size_t begin = 0; begin < indices.size(); begin += batchSize)
+    for (size_t begin = 0; begin < indices.size(); begin += batchSize) {
+      if (mayStart && !mayStart())
+        return;
       compile(indices.slice(begin, std::min(batchSize, indices.size() - begin)),
               stage);
+    }
   }
 
+  /// Asked before each batch (ReplayOptions::mayStart).
+  std::function<bool()> mayStart;
+
+  /// The plan entry that position `index` compiles.
+  const PlanEntry &entryOf(unsigned index) const {
+    return plan.entries[entries[index]];
+  }
   /// The label (VariantResult::index) of hint set `index`.
-  unsigned labelOf(unsigned index) const { return results[index].index; }
+  unsigned labelOf(unsigned index) const { return entryOf(index).index; }
+
+  /// Hands the outcome at `index` over: it is final.
+  void finish(unsigned index) {
+    finished(entries[index], std::move(results[index]));
+  }
 
   /// The stage that records each variant's gpu.binary ops in its result.
   ReplayStage recordingStage(OpPassManager &pipeline,
@@ -110,9 +129,11 @@ public:
       recordBinaries(result, variant);
       if (capture)
         result.intermediates = std::move(seen);
+      finish(index);
     };
     stage.fail = [this](unsigned index, const std::string &error) {
       results[index].error = error;
+      finish(index);
     };
     return stage;
   }
@@ -122,10 +143,13 @@ private:
 
   ModuleOp source;
   SmallVector<gpu::GPUModuleOp> gpuModules;
+  const ReplayPlan &plan;
+  ArrayRef<unsigned> entries;
   ArrayRef<HintSet> hintSets;
   std::vector<VariantResult> &results;
   bool nestInSource;
   PipelineRunner runPipeline;
+  const VariantSink &finished;
 };
 } // namespace
 
@@ -214,9 +238,9 @@ void releaseErrorCapturesAfterCrash() {
 
 ModuleOp BatchCompiler::buildVariant(OpBuilder &b, unsigned index,
                                      const ReplayStage &stage) {
-  VariantResult &result = results[index];
-  auto variant = compat::createOp<ModuleOp>(b, source.getLoc(), result.id);
-  variant->setAttr(kHintsAttrName, b.getStringAttr(result.hints.canonical()));
+  const PlanEntry &entry = entryOf(index);
+  auto variant = compat::createOp<ModuleOp>(b, source.getLoc(), entry.id);
+  variant->setAttr(kHintsAttrName, b.getStringAttr(entry.hints.canonical()));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(variant.getBody());
   auto drop = [&](const Twine &why) {
@@ -265,7 +289,7 @@ void BatchCompiler::compile(ArrayRef<unsigned> indices,
       return;
     std::string ids;
     for (auto [index, variant] : variants)
-      ids += (ids.empty() ? "" : ", ") + results[index].id;
+      ids += (ids.empty() ? "" : ", ") + entryOf(index).id;
     for (auto &[loc, message] : warnings)
       emitWarning(isa<UnknownLoc>(loc) ? source.getLoc() : loc)
           << (variants.size() == 1 ? "variant " : "variants ") << ids << ": "
@@ -398,6 +422,7 @@ void copyVariantOutcome(VariantResult &copy, const VariantResult &from) {
   copy.replayedWith = from.replayedWith;
   copy.duplicateOf = from.index;
   copy.isaFrom = from.isaFrom;
+  copy.skipped = from.skipped;
 }
 
 /// Stage 1 of a replay that reuses ISA: for each ISA group of `indices`
@@ -468,14 +493,15 @@ static LogicalResult compileSharedIsa(BatchCompiler &compiler,
 
 /// Stage 2: fly-assemble-isa with the binary pass's format, toolkit, opts
 /// and section, nested one level (container -> variant).
-static OpPassManager
-buildAssemblePipeline(const BinaryPassOptions &binaryPass) {
+static OpPassManager buildAssemblePipeline(const BinaryPassOptions &binaryPass,
+                                           unsigned toolTimeout) {
   OpPassManager container("builtin.module");
   FlyAssembleIsaOptions options;
   options.compilationTarget = binaryPass.compilationTarget;
   options.toolkitPath = binaryPass.toolkitPath;
   options.cmdOptions = binaryPass.cmdOptions;
   options.elfSection = binaryPass.elfSection;
+  options.toolTimeout = toolTimeout;
   container.nest("builtin.module").addPass(createFlyAssembleIsa(options));
   return container;
 }
@@ -496,24 +522,19 @@ static LogicalResult attachSharedIsa(ModuleOp variant, const SharedIsa &isa) {
 
 /// replayPlanned, or with `sharedIsaOnly` only its stage 1 (see
 /// prepareSharedIsa).
-static FailureOr<std::vector<VariantResult>>
-replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
-       const ReplayOptions &options, bool nestInSource,
-       PipelineRunner runPipeline, bool sharedIsaOnly) {
+static LogicalResult replay(ModuleOp source, const ReplayPlan &plan,
+                            ArrayRef<unsigned> entries,
+                            const ReplayOptions &options, bool nestInSource,
+                            PipelineRunner runPipeline, bool sharedIsaOnly,
+                            const VariantSink &finished) {
   SmallVector<gpu::GPUModuleOp> gpuModules = getTargetedGpuModules(source);
   // Everything per hint set was decided by the plan: positions below index
   // `entries` (and `results`), plan entries are named by their position in
   // the plan.
   std::vector<VariantResult> results(entries.size());
   std::vector<HintSet> userHintSets;
-  for (auto [k, e] : llvm::enumerate(entries)) {
-    const PlanEntry &entry = plan.entries[e];
-    results[k].index = entry.index;
-    results[k].id = entry.id;
-    results[k].hints = entry.hints;
-    results[k].binaryPass = entry.binaryPass;
-    userHintSets.push_back(entry.hints);
-  }
+  for (unsigned e : entries)
+    userHintSets.push_back(plan.entries[e].hints);
   // What is written onto each variant: its hints over the opts= flags.
   std::vector<HintSet> hintSets =
       getCompiledHintSets(userHintSets, plan.binaryPass.cmdOptions, gpuModules);
@@ -533,7 +554,9 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
   unsigned batchSize = options.maxParallel;
   if (batchSize == 0)
     batchSize = ctx->isMultithreadingEnabled() ? ctx->getNumThreads() : 1;
-  BatchCompiler compiler(source, hintSets, results, nestInSource, runPipeline);
+  BatchCompiler compiler(source, plan, entries, hintSets, results, nestInSource,
+                         runPipeline, finished);
+  compiler.mayStart = options.mayStart;
   std::shared_ptr<SharedIsaTable> table =
       options.sharedIsa ? options.sharedIsa
                         : std::make_shared<SharedIsaTable>();
@@ -576,6 +599,7 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
       results[k].isaFrom = isa->producer;
       if (!isa->error.empty()) {
         results[k].error = isa->error;
+        compiler.finish(k);
         continue;
       }
       results[k].replayMs = isa->ms;
@@ -584,8 +608,8 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
       isaOf[k] = std::move(*isa);
       assembled.push_back(k);
     }
-    OpPassManager assembler =
-        buildAssemblePipeline(withExtraOpts(plan.binaryPass, extraOpts));
+    OpPassManager assembler = buildAssemblePipeline(
+        withExtraOpts(plan.binaryPass, extraOpts), plan.variantTimeoutSeconds);
     ReplayStage finish = compiler.recordingStage(assembler);
     finish.prepare = [&](unsigned k, ModuleOp variant) {
       return attachSharedIsa(variant, isaOf[k]);
@@ -593,16 +617,16 @@ replay(ModuleOp source, const ReplayPlan &plan, ArrayRef<unsigned> entries,
     compiler.compileInBatches(assembled, batchSize, finish);
     compiler.compileInBatches(whole, batchSize, plain);
   }
-
-  return results;
+  return success();
 }
 
-FailureOr<std::vector<VariantResult>>
-replayPlanned(ModuleOp source, const ReplayPlan &plan,
-              ArrayRef<unsigned> entries, const ReplayOptions &options,
-              bool nestInSource, PipelineRunner runPipeline) {
+LogicalResult replayPlanned(ModuleOp source, const ReplayPlan &plan,
+                            ArrayRef<unsigned> entries,
+                            const ReplayOptions &options, bool nestInSource,
+                            PipelineRunner runPipeline,
+                            const VariantSink &finished) {
   return replay(source, plan, entries, options, nestInSource, runPipeline,
-                /*sharedIsaOnly=*/false);
+                /*sharedIsaOnly=*/false, finished);
 }
 
 LogicalResult prepareSharedIsa(ModuleOp source, const ReplayPlan &plan,
@@ -610,8 +634,9 @@ LogicalResult prepareSharedIsa(ModuleOp source, const ReplayPlan &plan,
                                const ReplayOptions &options, bool nestInSource,
                                PipelineRunner runPipeline) {
   assert(plan.reuseIsa && options.sharedIsa && "nowhere to keep the ISA");
+  VariantSink none = [](unsigned, VariantResult) {};
   return replay(source, plan, entries, options, nestInSource, runPipeline,
-                /*sharedIsaOnly=*/true);
+                /*sharedIsaOnly=*/true, none);
 }
 
 void markDuplicates(std::vector<VariantResult> &results) {

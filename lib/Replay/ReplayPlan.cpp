@@ -114,6 +114,7 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
   ReplayPlan plan;
   plan.binaryPass = binaryPass;
   plan.captureIntermediates = options.captureIntermediates;
+  plan.variantTimeoutSeconds = options.variantTimeoutSeconds;
   plan.reuseIsa = options.reuseIsa && linksObjects(binaryPass);
   SmallVector<std::optional<unsigned>> sameAs =
       findDuplicateVariants(preBinary, compiled);
@@ -219,6 +220,7 @@ json::Value toJSON(const ReplayPlan &plan) {
                       {"binary_pass", fly::toJSON(plan.binaryPass)},
                       {"reuse_isa", plan.reuseIsa},
                       {"capture_intermediates", plan.captureIntermediates},
+                      {"variant_timeout", plan.variantTimeoutSeconds},
                       {"entries", plan.entries}};
 }
 
@@ -241,6 +243,7 @@ bool fromJSON(const json::Value &value, ReplayPlan &plan, json::Path path) {
   if (!fromJSON(*binaryPass, plan.binaryPass, path.field("binary_pass")) ||
       !mapper.map("reuse_isa", plan.reuseIsa) ||
       !mapper.mapOptional("capture_intermediates", plan.captureIntermediates) ||
+      !mapper.mapOptional("variant_timeout", plan.variantTimeoutSeconds) ||
       !mapper.map("entries", plan.entries))
     return false;
   // References must point backwards: a plan names no entry it lacks.

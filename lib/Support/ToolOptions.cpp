@@ -1,12 +1,14 @@
 //===- ToolOptions.cpp - Tool options checked before compiling ------------===//
 
 #include "fly/Support/ToolOptions.h"
+#include "fly/Support/Environment.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Threading.h"
 
 #include <algorithm>
+#include <climits>
 
 using namespace llvm;
 
@@ -24,6 +26,12 @@ Error checkObjectFormat(StringRef format) {
       "unknown object format '%s' (expected one of: bin, fatbin, isa, llvm; "
       "or binary, fatbinary, assembly, offloading)",
       format.str().c_str());
+}
+
+unsigned getDefaultVariantTimeout() {
+  std::optional<uint64_t> seconds = getEnvUnsigned("FLY_VARIANT_TIMEOUT");
+  return seconds ? static_cast<unsigned>(std::min<uint64_t>(*seconds, UINT_MAX))
+                 : kDefaultVariantTimeoutSeconds;
 }
 
 unsigned clampJobs(unsigned requested, std::string *note) {

@@ -189,6 +189,7 @@ void FlySnapshotPass::runOnOperation() {
   std::string binaryPassToReplay = resolveBinaryPass();
   fly::ReplayPlanOptions planOptions;
   planOptions.reuseIsa = reuseIsa;
+  planOptions.variantTimeoutSeconds = variantTimeout;
   FailureOr<fly::BinaryPassOptions> binaryPassOptions =
       fly::parseBinaryPass(binaryPassToReplay, module.getLoc());
   if (failed(binaryPassOptions))

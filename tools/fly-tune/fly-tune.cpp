@@ -153,6 +153,18 @@ static cl::opt<std::string> writePlanOpt(
     cl::value_desc("dir"));
 static cl::opt<std::string>
     entriesOpt("entries", cl::desc("With --run-plan: e.g. 0-7,12"), cl::Hidden);
+static cl::opt<unsigned> variantTimeoutOpt(
+    "variant-timeout",
+    cl::desc("Seconds one variant may compile before it fails naming the "
+             "limit; 0 = none (default: FLY_VARIANT_TIMEOUT, else 600). "
+             "Enforced on every variant by --executor=process, on ptxas by "
+             "the in-process executors"),
+    cl::value_desc("s"), cl::cat(tuneCategory));
+static cl::opt<double> timeBudgetOpt(
+    "time-budget",
+    cl::desc("Seconds of compiling after which no new variant starts; the "
+             "rest are listed as skipped (default: 0 = none)"),
+    cl::value_desc("s"), cl::init(0), cl::cat(tuneCategory));
 static cl::opt<bool> reuseIsaOpt(
     "reuse-isa",
     cl::desc("One ISA compile for hint sets that share it (default: on)"),
@@ -449,6 +461,9 @@ int main(int argc, char **argv) {
   options.executor = *executor;
   options.planDir = writePlanOpt;
   options.reuseIsa = reuseIsaOpt;
+  if (variantTimeoutOpt.getNumOccurrences())
+    options.variantTimeoutSeconds = variantTimeoutOpt;
+  options.timeBudgetSeconds = timeBudgetOpt;
   if (noCacheOpt)
     options.cache.enabled = false;
   if (slurm) {
@@ -527,12 +542,20 @@ int main(int argc, char **argv) {
   if (llvm::Error err = fly::writeSweepOutputs(outDirOpt, result->variants,
                                                header, extraFiles))
     return fail(llvm::toString(std::move(err)));
+  std::vector<std::string> skipped;
+  for (const fly::VariantResult &v : result->variants)
+    if (v.skipped)
+      skipped.push_back(v.id);
+  if (!skipped.empty())
+    llvm::errs() << "fly-tune: the time budget of " << timeBudgetOpt
+                 << " s was spent: skipped " << count(skipped.size(), "variant")
+                 << ": " << llvm::join(skipped, ", ") << "\n";
   // The whole cause (a ptxas log, say), under the variant it belongs to;
   // when all failed, the first one's (the others are in the manifest).
   auto printFailures = [&](bool firstOnly) {
     llvm::outs().flush();
     for (const fly::VariantResult &v : result->variants) {
-      if (v.succeeded())
+      if (v.succeeded() || v.skipped)
         continue;
       llvm::errs() << "fly-tune: variant " << v.id << " failed:\n";
       printIndented(llvm::errs(), v.error);

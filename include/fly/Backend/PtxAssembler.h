@@ -27,11 +27,13 @@ std::optional<std::string> findCudaTool(llvm::StringRef tool,
 /// Compiles `ptx` with ptxas for `target` (chip, O, flags["ptxas-cmd-options"])
 /// plus `options`' cmd options; with a fatbin compilation target, wraps the
 /// cubin and the PTX with fatbinary. `moduleName` names the temporary files
-/// as upstream does. Tool errors are emitted at `loc`, with their log.
+/// as upstream does. Tool errors are emitted at `loc`, with their log. A
+/// tool still running after `timeoutSeconds` (0 = no limit) is killed, with
+/// everything it started, and the error names the limit.
 mlir::FailureOr<llvm::SmallVector<char, 0>>
 assemblePtx(llvm::StringRef ptx, mlir::NVVM::NVVMTargetAttr target,
             const mlir::gpu::TargetOptions &options, llvm::StringRef moduleName,
-            mlir::Location loc);
+            mlir::Location loc, unsigned timeoutSeconds = 0);
 
 } // namespace fly
 

@@ -16,6 +16,7 @@
 #include "fly/Executor/Executor.h"
 #include "fly/Hints/HintSet.h"
 #include "fly/Replay/VariantResult.h"
+#include "fly/Support/ToolOptions.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -48,6 +49,14 @@ struct CompileJob {
 struct SplitCompilerOptions {
   /// Variants replayed at once; 0 = hardware threads.
   unsigned jobs = 0;
+  /// Seconds one variant may compile (ReplayPlan::variantTimeoutSeconds
+  /// says what each executor enforces); 0 = no limit. Defaults from
+  /// FLY_VARIANT_TIMEOUT, else kDefaultVariantTimeoutSeconds
+  /// (ToolOptions.h).
+  unsigned variantTimeoutSeconds = getDefaultVariantTimeout();
+  /// Seconds of phase 2 after which no new variant starts; those left are
+  /// skipped. 0 = no budget.
+  double timeBudgetSeconds = 0;
   CacheConfig cache = CacheConfig::fromEnvironment();
   /// Numbered per-stage dumps; "" = off. Defaults from FLY_DUMP_IR.
   std::string dumpDir;
@@ -78,6 +87,13 @@ struct SplitCompilerOptions {
   std::string planDir;
   /// Progress lines ("phase 1 ...", "variant 3/8 ...").
   std::function<void(llvm::StringRef)> progress;
+  /// Each variant the moment it is final (compiled and stored, from the
+  /// cache, or copied from an identical one): its plan entry, the result
+  /// (labelled; duplicates are marked only in CompileResult), whether it
+  /// came from the cache. One call at a time, from any thread.
+  std::function<void(unsigned entry, const VariantResult &variant,
+                     bool fromCache)>
+      variantFinished;
 
   static SplitCompilerOptions fromEnvironment();
 };

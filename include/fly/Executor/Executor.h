@@ -19,12 +19,14 @@
 #ifndef FLY_EXECUTOR_EXECUTOR_H
 #define FLY_EXECUTOR_EXECUTOR_H
 
+#include "fly/Cache/CompileCache.h"
 #include "fly/Replay/Replay.h"
 #include "fly/Replay/ReplayPlan.h"
 #include "fly/Replay/VariantResult.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,18 +42,25 @@ struct ReplayWork {
   PipelineRunner runPipeline;
   /// Place the replay container inside preBinary (Pass::runPipeline).
   bool nestInSource = false;
+  /// Asked before a variant (or a batch, or a child) starts; false: it and
+  /// the rest are not started and not handed over. Set by executePlan.
+  std::function<bool()> mayStart;
 };
 
 class ReplayExecutor {
 public:
   virtual ~ReplayExecutor();
   virtual llvm::StringRef getName() const = 0;
-  /// Compiles `entries` (positions in the plan) and returns one result per
-  /// entry, in that order; a variant's failure is in its result. Fails only
-  /// for errors that concern every variant (diagnostics on the context).
-  /// Duplicates are marked by the caller (executePlan), over all entries.
-  virtual mlir::FailureOr<std::vector<VariantResult>>
-  execute(const ReplayWork &work, llvm::ArrayRef<unsigned> entries) = 0;
+  /// Compiles `entries` (positions in the plan, none a copy of another)
+  /// and hands each outcome to `finished` as soon as it is known, exactly
+  /// once per entry that started (work.mayStart), from any thread; a
+  /// variant's failure is in its result.
+  /// Fails only for errors that concern every variant (diagnostics on the
+  /// context). Labels, copies, the cache and duplicate marking are
+  /// executePlan's: executors only compile.
+  virtual mlir::LogicalResult execute(const ReplayWork &work,
+                                      llvm::ArrayRef<unsigned> entries,
+                                      const VariantSink &finished) = 0;
 };
 
 enum class ExecutorKind { Batch, Isolated, Process };
@@ -69,21 +78,56 @@ struct ExecutorOptions {
   /// Process: where the work directory is made; "" = the system's temporary
   /// directory. The work directory is removed afterwards.
   std::string workDirParent;
-  /// Process: seconds a child may run before it is killed and its variants
-  /// fail; 0 = no limit.
-  unsigned childTimeoutSeconds = 0;
 };
 
 std::unique_ptr<ReplayExecutor> createReplayExecutor(ExecutorKind kind,
                                                      ExecutorOptions options);
 
-/// Runs `entries` (positions in the plan) on `executor`: an entry whose
-/// variant is identical to another requested entry (PlanEntry::sameAs)
-/// copies its outcome and is never sent to the executor. One result per
-/// entry, in order, duplicates marked.
+/// The compile cache as executePlan uses it, per plan entry (its
+/// PlanEntry::cacheKey): the front end owns the cache and its key objects.
+class PlanCache {
+public:
+  virtual ~PlanCache();
+  /// The stored variant of `entry`, if there is a usable one.
+  virtual std::optional<VariantResult> lookup(const PlanEntry &entry) = 0;
+  /// The per-key lock of `entry`, shared with other processes.
+  virtual std::unique_ptr<CacheKeyLock> lock(const PlanEntry &entry) = 0;
+  /// Stores a variant that compiled.
+  virtual void store(const PlanEntry &entry, const VariantResult &result) = 0;
+};
+
+/// How a finished result came to be.
+enum class VariantOrigin { Compiled, Cached, Copied };
+
+struct ExecutePlanOptions {
+  /// Looked up before compiling, locked while compiling, stored into the
+  /// moment a variant compiles; null = no cache.
+  PlanCache *cache = nullptr;
+  /// Seconds after which no new variant starts; those left are skipped
+  /// (VariantResult::skipped). 0 = no budget.
+  double timeBudgetSeconds = 0;
+  /// Once the cache was read: how many distinct entries it held and how many
+  /// will compile.
+  std::function<void(unsigned cached, unsigned compiling)> planned;
+  /// Each requested entry's result, labelled, the moment it is final (after
+  /// the cache holds it): one call at a time, in finishing order.
+  std::function<void(unsigned entry, const VariantResult &result,
+                     VariantOrigin origin)>
+      finished;
+};
+
+/// The one place where plan entries become results. Runs `entries`
+/// (positions in the plan) on `executor`: distinct entries come from the
+/// cache or compile (under per-key locks; an entry another process is
+/// compiling is waited for, then looked up again); an entry whose variant
+/// is identical to another requested entry (PlanEntry::sameAs) copies its
+/// outcome and is never sent anywhere. Every result gets its entry's labels.
+/// One result per entry, in order, duplicates marked. Fails only when the
+/// executor does.
 mlir::FailureOr<std::vector<VariantResult>>
 executePlan(ReplayExecutor &executor, const ReplayWork &work,
-            llvm::ArrayRef<unsigned> entries);
+            llvm::ArrayRef<unsigned> entries,
+            const ExecutePlanOptions &options = {});
 
 /// The fly-tune that ExecutorOptions::childTool defaults to ("" if none).
 std::string findChildTool();

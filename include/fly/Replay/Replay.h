@@ -24,6 +24,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <functional>
 #include <memory>
 
 namespace fly {
@@ -50,21 +51,32 @@ struct ReplayOptions {
   /// Where shared ISAs are kept across calls (crash-isolated replays of one
   /// sweep); null = one table per call.
   std::shared_ptr<SharedIsaTable> sharedIsa;
+  /// Asked before each batch starts; false leaves the rest of the entries
+  /// unstarted and not handed over (a spent time budget). Null: always.
+  std::function<bool()> mayStart;
 };
 
+/// Where a replay hands each finished variant: `entry` is its position in
+/// the plan. Every requested entry that starts is handed over exactly once,
+/// the moment its outcome is final; callers may run replays on several
+/// threads at once.
+/// Labels (index, id, hints, binary pass) are executePlan's to set.
+using VariantSink = std::function<void(unsigned entry, VariantResult result)>;
+
 /// Replays `entries` (positions in `plan`) on hinted clones of the
-/// gpu.modules of `source` (left unchanged); one result per entry, in order.
-/// With `nestInSource` the container is placed inside `source` for the
-/// duration (what Pass::runPipeline requires) and removed afterwards. A
-/// variant whose compile fails is reported in its result and does not stop
-/// the others, nor make them compile again. Every entry compiles: leaving out
-/// the entries that copy another's outcome (PlanEntry::sameAs) is
-/// executePlan's job, the one place that dedupes. Fails only for errors that
-/// concern every variant.
-mlir::FailureOr<std::vector<VariantResult>>
-replayPlanned(mlir::ModuleOp source, const ReplayPlan &plan,
-              llvm::ArrayRef<unsigned> entries, const ReplayOptions &options,
-              bool nestInSource, PipelineRunner runPipeline);
+/// gpu.modules of `source` (left unchanged), handing each outcome to
+/// `finished` as soon as it is known. With `nestInSource` the container is
+/// placed inside `source` for the duration (what Pass::runPipeline requires)
+/// and removed afterwards. A variant whose compile fails is reported in its
+/// result and does not stop the others, nor make them compile again. Every
+/// entry compiles: leaving out the entries that copy another's outcome
+/// (PlanEntry::sameAs) is executePlan's job, the one place that dedupes.
+/// Fails only for errors that concern every variant.
+mlir::LogicalResult replayPlanned(mlir::ModuleOp source, const ReplayPlan &plan,
+                                  llvm::ArrayRef<unsigned> entries,
+                                  const ReplayOptions &options,
+                                  bool nestInSource, PipelineRunner runPipeline,
+                                  const VariantSink &finished);
 
 /// Stage 1 of replayPlanned with plan.reuseIsa alone: compiles into
 /// options.sharedIsa (required) the shared ISA that `entries` need and it

@@ -60,6 +60,13 @@ struct ReplayPlan {
   /// in VariantResult::intermediates (FLY_DUMP_IR). Entries then share an
   /// ISA compile only where it is their own (isaGroup).
   bool captureIntermediates = false;
+  /// Seconds one variant may compile before it fails naming the limit; 0 =
+  /// no limit. What each executor enforces: process and slurm, every
+  /// variant (its child and everything that child started are killed);
+  /// batch and isolated, the programs a replay runs itself (ptxas and
+  /// fatbinary of reuse-isa's assembly), not the in-process backend (use
+  /// the process executor for a backend that can hang).
+  unsigned variantTimeoutSeconds = 0;
   std::vector<PlanEntry> entries;
 
   /// The entries that compile (no sameAs) among `indices`, in order.
@@ -72,6 +79,8 @@ struct ReplayPlanOptions {
   bool reuseIsa = false;
   /// ReplayPlan::captureIntermediates.
   bool captureIntermediates = false;
+  /// ReplayPlan::variantTimeoutSeconds.
+  unsigned variantTimeoutSeconds = 0;
   /// Labels of the hint sets (VariantResult::index); empty = 0, 1, 2, ...
   std::vector<unsigned> labels;
 };

@@ -24,6 +24,13 @@ llvm::Error checkObjectFormat(llvm::StringRef format);
 /// tool's default). `note` says why when it was lowered.
 unsigned clampJobs(unsigned requested, std::string *note = nullptr);
 
+/// A hung ptxas or backend ends its variant after this long by default.
+constexpr unsigned kDefaultVariantTimeoutSeconds = 600;
+
+/// The per-variant compile limit when none is given: FLY_VARIANT_TIMEOUT
+/// (seconds, 0 = no limit), else kDefaultVariantTimeoutSeconds.
+unsigned getDefaultVariantTimeout();
+
 } // namespace fly
 
 #endif // FLY_SUPPORT_TOOLOPTIONS_H

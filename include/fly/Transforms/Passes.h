@@ -3,6 +3,8 @@
 #ifndef FLY_TRANSFORMS_PASSES_H
 #define FLY_TRANSFORMS_PASSES_H
 
+#include "fly/Support/ToolOptions.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"

@@ -69,6 +69,11 @@ def FlySnapshot : Pass<"fly-snapshot", "::mlir::ModuleOp"> {
            "count); bounds the hinted copies alive at a time">,
     Option<"maxParallel", "max-parallel", "unsigned", /*default=*/"0",
            "Old name of `jobs`">,
+    Option<"variantTimeout", "variant-timeout", "unsigned",
+           /*default=*/"::fly::getDefaultVariantTimeout()",
+           "Seconds one variant may compile before it fails naming the "
+           "limit, 0 = none (default: FLY_VARIANT_TIMEOUT, else 600); "
+           "in-process replays enforce it on the ptxas they run">,
     Option<"reuseIsa", "reuse-isa", "bool", /*default=*/"true",
            "Compile the ISA once for variants that share it (NVVM: hints "
            "that only differ in maxnreg or ptxas options) and finish each "
@@ -114,6 +119,9 @@ def FlyAssembleIsa : Pass<"fly-assemble-isa", ""> {
            "Command-line options for ptxas, as for gpu-module-to-binary">,
     Option<"elfSection", "section", "std::string", [{""}],
            "ELF section the objects go in, as for gpu-module-to-binary">,
+    Option<"toolTimeout", "tool-timeout", "unsigned", "0",
+           "Seconds ptxas and fatbinary may run before they are killed and "
+           "the gpu.module fails (0 = no limit)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
