@@ -547,7 +547,11 @@ int main(int argc, char **argv) {
     if (v.skipped)
       skipped.push_back(v.id);
   if (!skipped.empty())
-    llvm::errs() << "fly-tune: the time budget of " << timeBudgetOpt
+    llvm::errs() << "fly-tune: the time budget of "
+                 << (timeBudgetOpt == std::floor(timeBudgetOpt)
+                         ? std::to_string(static_cast<long long>(timeBudgetOpt))
+                         : llvm::formatv("{0:f2}", timeBudgetOpt.getValue())
+                               .str())
                  << " s was spent: skipped " << count(skipped.size(), "variant")
                  << ": " << llvm::join(skipped, ", ") << "\n";
   // The whole cause (a ptxas log, say), under the variant it belongs to;
