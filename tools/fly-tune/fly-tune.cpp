@@ -46,6 +46,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
+#include <cmath>
+
 #include "BundledExample.inc"
 #include "SlurmOptions.h"
 
