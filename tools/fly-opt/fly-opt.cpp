@@ -23,6 +23,8 @@
 #include "fly/Support/ToolOptions.h"
 #include "fly/Transforms/Passes.h"
 
+#include "UpstreamTestRegistration.h"
+
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
@@ -81,9 +83,11 @@ int main(int argc, char **argv) {
   fly::hideUnrelatedOptions({&flyCategory});
   fly::addVersionPrinter();
   registerAllPasses();
+  fly::registerUpstreamTestPasses();
   fly::registerFlySnapshotPasses();
   DialectRegistry registry;
   fly::registerCompilerDialects(registry);
+  fly::registerUpstreamTestDialects(registry);
 
   auto [inputFile, outputFile] =
       registerAndParseCLIOptions(argc, argv, "fly-opt", registry);
