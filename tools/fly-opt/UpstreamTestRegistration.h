@@ -1,4 +1,4 @@
-//===- UpstreamTestRegistration.h - mlir-opt's test registrations -*- C++ -*-===//
+//===- UpstreamTestRegistration.h - mlir-opt's tests ------------*- C++ -*-===//
 
 #ifndef FLY_OPT_UPSTREAMTESTREGISTRATION_H
 #define FLY_OPT_UPSTREAMTESTREGISTRATION_H
