@@ -1,5 +1,4 @@
-//===- Interrupts.h - What SIGINT/SIGTERM must undo, in one place -*- C++
-//-*-===//
+//===- Interrupts.h - What SIGINT/SIGTERM must undo -------------*- C++ -*-===//
 //
 // LLVM keeps a single interrupt function (sys::SetInterruptFunction): set
 // from several places, the last one wins and a reset drops the others. The
