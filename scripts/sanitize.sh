@@ -27,7 +27,7 @@
 #             own allocations, e.g. python's). tsan: bash and
 #             python3 crash with gcc's libtsan preloaded, so instead of lit
 #             this runs mlir-opt + plugin directly (4 hint sets,
-#             max-parallel=4, multi-kernel module, snapshot-file).
+#             jobs=4, multi-kernel module, snapshot-file).
 #   replay    fly-tune replaying 4 hint sets, 4 at a time, on a module with 4
 #             kernels in 2 gpu.modules, without and with the disk cache
 #             (the parallel replay path; the point of the tsan mode).
@@ -164,7 +164,7 @@ run_step() {
       make_multi_kernel_module "$tmp/multi.mlir"
       env LD_PRELOAD="$RUNTIME" /usr/lib/llvm-22/bin/mlir-opt \
         --load-pass-plugin="$DIR/lib/FlySnapshotPlugin.so" "$tmp/multi.mlir" \
-        -o "$tmp/out.mlir" --pass-pipeline="builtin.module(rocdl-attach-target{chip=gfx942 O=3},gpu.module(convert-scf-to-cf,convert-gpu-to-rocdl{chipset=gfx942}),reconcile-unrealized-casts,fly-snapshot{hints=\"$HINTS\" out-dir=$tmp/sweep max-parallel=4 snapshot-file=$tmp/snap.mlirbc binary-pass=\"gpu-module-to-binary{toolkit=$ROOT/$DIR/rocm-toolkit}\"},gpu-module-to-binary{toolkit=$ROOT/$DIR/rocm-toolkit})"
+        -o "$tmp/out.mlir" --pass-pipeline="builtin.module(rocdl-attach-target{chip=gfx942 O=3},gpu.module(convert-scf-to-cf,convert-gpu-to-rocdl{chipset=gfx942}),reconcile-unrealized-casts,fly-snapshot{hints=\"$HINTS\" out-dir=$tmp/sweep jobs=4 snapshot-file=$tmp/snap.mlirbc binary-pass=\"gpu-module-to-binary{toolkit=$ROOT/$DIR/rocm-toolkit}\"},gpu-module-to-binary{toolkit=$ROOT/$DIR/rocm-toolkit})"
       rc=$?
       [ $rc -ne 0 ] || ls "$tmp/sweep/manifest.json" > /dev/null || rc=1
       rm -rf "$tmp"

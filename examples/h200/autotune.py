@@ -165,7 +165,7 @@ def compile_one(job: Tuple[str, str, Dict[str, Any], str]) -> Tuple[str, Any]:
     """One config compiled fully: its whole pipeline, no cache, no snapshot
     reuse (a fresh compile of one hint set). Runs in pool processes too."""
     name, source, hints, target = job
-    with Compiler(jobs=1, cache=False, isolate=False) as c:
+    with Compiler(jobs=1, cache=False, executor="batch") as c:
         try:
             with c.compile(source, target=target, hint_sets=[hints]) as result:
                 return name, result.variants[0]
@@ -243,7 +243,7 @@ def main() -> int:
         tuned("(b) %d processes full" % opts.jobs, compiled, time.monotonic() - t0, t0)
     if "c" in modes:
         t0 = time.monotonic()
-        with Compiler(jobs=opts.jobs, cache=False, isolate=False) as c:
+        with Compiler(jobs=opts.jobs, cache=False, executor="batch") as c:
             tuner = at.autotune(opts.family, fam["configs"], compiler=c, **{
                 k: v for k, v in tuner_options.items() if k != "configs"})
             r = tuner.tune(*args)

@@ -156,8 +156,8 @@ def sweep(args) -> int:
     # in-process threads, both jobs=16, each from a cold cache.
     out_dir = Path(args.out_dir)
     shutil.rmtree(out_dir, ignore_errors=True)
-    for name, isolate in (("process", True), ("threads", False)):
-        with fly_snapshot.Compiler(jobs=args.jobs, cache=False, isolate=isolate,
+    for name, executor in (("process", "process"), ("threads", "batch")):
+        with fly_snapshot.Compiler(jobs=args.jobs, cache=False, executor=executor,
                                    toolkit=toolkit) as compiler:
             t0 = time.perf_counter()
             with compiler.compile(source, target="nvvm:sm_90", hint_sets=sets) as current:

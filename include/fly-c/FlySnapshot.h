@@ -50,13 +50,12 @@ FLY_CAPI_EXPORTED const char *flyGetVersion(void);
  *    "dump_dir":  numbered per-stage IR dumps ("" = off),
  *    "reuse_isa": true (default) / false: one ISA compile for variants
  *                 that share it (SplitCompilerOptions::reuseIsa),
- *    "isolate":   true (default): variants compile in child fly-tune
+ *    "executor":  "process" (default): variants compile in child fly-tune
  *                 processes (installed beside this library), so a backend
  *                 crash, LLVM fatal error or heap corruption fails only its
- *                 variants and never the calling process; false: in this
+ *                 variants and never the calling process; "isolated": in
+ *                 this process under crash recovery; "batch": in this
  *                 process, fastest,
- *    "executor":  "batch", "isolated" (in process, crash recovery) or
- *                 "process" (what "isolate" chooses between, spelled out),
  *    "variant_timeout": seconds one variant may compile before it fails
  *                 naming the limit (0 = none; default FLY_VARIANT_TIMEOUT,
  *                 else 600; enforced on every variant by the process

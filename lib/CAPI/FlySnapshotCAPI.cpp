@@ -151,13 +151,10 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
           options.variantTimeoutSeconds =
               static_cast<unsigned>(std::ceil(*seconds));
       } else if (key == "isolate") {
-        std::optional<bool> on = value.getAsBoolean();
-        if (!on) {
-          lastError = "bad compiler options: \"isolate\" must be a boolean";
-          return FlyCompiler{nullptr};
-        }
-        options.executor =
-            *on ? fly::ExecutorKind::Process : fly::ExecutorKind::Batch;
+        lastError = "bad compiler options: \"isolate\" was removed: "
+                    "\"executor\": \"process\" (the default) compiles in "
+                    "child processes, \"batch\" in this process";
+        return FlyCompiler{nullptr};
       } else if (key == "executor") {
         std::optional<llvm::StringRef> name = value.getAsString();
         std::optional<fly::ExecutorKind> kind =
@@ -190,7 +187,7 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
       } else {
         lastError = "bad compiler options: unknown option \"" + key.str() +
                     "\" (expected jobs, cache, cache_dir, dump_dir, reuse_isa, "
-                    "isolate, executor, variant_timeout, time_budget)";
+                    "executor, variant_timeout, time_budget)";
         return FlyCompiler{nullptr};
       }
     }

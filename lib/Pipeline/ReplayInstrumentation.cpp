@@ -68,9 +68,8 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
   };
   ExecutorOptions executorOptions;
   executorOptions.jobs = options.jobs;
-  std::unique_ptr<ReplayExecutor> executor = createReplayExecutor(
-      options.isolate ? ExecutorKind::Isolated : ExecutorKind::Batch,
-      executorOptions);
+  std::unique_ptr<ReplayExecutor> executor =
+      createReplayExecutor(options.executor, executorOptions);
   ReplayWork work{module, *plan, runner, /*nestInSource=*/false};
   // Hint sets 2..N replay here; the pipeline's own run compiles the first.
   std::vector<unsigned> replayed = plan->all();

@@ -108,7 +108,8 @@ LogicalResult OptSweep::setupPassManager(PassManager &pm) {
   replayOptions.reuseIsa = options.reuseIsa;
   // An environment sweep rides along a front end's compile: a hint set
   // that crashes the backend must not take that compile with it.
-  replayOptions.isolate = environmentSweep;
+  replayOptions.executor =
+      environmentSweep ? ExecutorKind::Isolated : ExecutorKind::Batch;
   // The replays get the same debugging aids as the main pipeline.
   replayOptions.configurePassManager = [](PassManager &replayPM) {
     if (failed(applyPassManagerCLOptions(replayPM)))

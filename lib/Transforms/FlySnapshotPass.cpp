@@ -154,6 +154,17 @@ void FlySnapshotPass::runOnOperation() {
   }
   // The options are checked before the module: a bad hints file is the
   // error whatever the module is.
+  std::optional<fly::ExecutorKind> executorKind =
+      fly::parseExecutorKind(executor);
+  if (!executorKind || (*executorKind != fly::ExecutorKind::Batch &&
+                        *executorKind != fly::ExecutorKind::Isolated)) {
+    emitError(module.getLoc())
+        << "fly-snapshot: executor must be batch or isolated inside a pass, "
+           "got '"
+        << executor << "' (process: fly-tune --executor=process, or the C "
+        << "API / Python \"executor\")";
+    return signalPassFailure();
+  }
   FailureOr<std::vector<fly::HintSet>> hintSets = collectHintSets();
   if (failed(hintSets))
     return signalPassFailure();
@@ -203,16 +214,15 @@ void FlySnapshotPass::runOnOperation() {
   if (failed(plan))
     return signalPassFailure();
   fly::ExecutorOptions executorOptions;
-  executorOptions.jobs = jobs ? jobs : maxParallel;
-  std::unique_ptr<fly::ReplayExecutor> executor = fly::createReplayExecutor(
-      isolate ? fly::ExecutorKind::Isolated : fly::ExecutorKind::Batch,
-      executorOptions);
+  executorOptions.jobs = jobs;
+  std::unique_ptr<fly::ReplayExecutor> replayExecutor =
+      fly::createReplayExecutor(*executorKind, executorOptions);
   auto runner = [&](OpPassManager &pipeline, ModuleOp container) {
     return runPipeline(pipeline, container);
   };
   fly::ReplayWork work{module, *plan, runner, /*nestInSource=*/true};
   FailureOr<std::vector<fly::VariantResult>> results =
-      fly::executePlan(*executor, work, plan->all());
+      fly::executePlan(*replayExecutor, work, plan->all());
   if (failed(results))
     return signalPassFailure();
 

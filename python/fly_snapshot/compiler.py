@@ -289,20 +289,26 @@ class Compiler(_OwnedHandle):
     :param cache_dir: the compile cache directory (None: ``FLY_CACHE_DIR`` or
         ``$XDG_CACHE_HOME/fly-snapshot``).
     :param cache: False disables both cache levels.
-    :param isolate: compile each variant under crash recovery, so a backend
-        that aborts fails only its own variant and the interpreter lives.
+    :param executor: where variants compile: ``"process"`` (child fly-tune
+        processes, so a backend that aborts, hits an LLVM fatal error or
+        corrupts its heap fails only its own variants and the interpreter
+        lives), ``"isolated"`` (this process, under crash recovery) or
+        ``"batch"`` (this process, fastest).
     :param reuse_isa: one ISA compile for variants that share it.
     :param toolkit: the toolkit for the preset pipeline (None: found by the
         library, see ``flyGetPresetPipeline``).
     """
 
     def __init__(self, jobs: int = 0, cache_dir: Optional[str] = None, *,
-                 cache: bool = True, isolate: bool = True, reuse_isa: bool = True,
+                 cache: bool = True, executor: str = "process", reuse_isa: bool = True,
                  toolkit: Optional[str] = None) -> None:
         if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 0:
             raise InvalidInputError("jobs must be a non-negative int, got %r" % (jobs,))
+        if executor not in ("process", "isolated", "batch"):
+            raise InvalidInputError("executor must be 'process', 'isolated' or 'batch', "
+                                    "got %r" % (executor,))
         options: Dict[str, Any] = {"jobs": jobs, "cache": bool(cache),
-                                   "isolate": bool(isolate), "reuse_isa": bool(reuse_isa)}
+                                   "executor": executor, "reuse_isa": bool(reuse_isa)}
         if cache_dir is not None:
             options["cache_dir"] = os.fspath(cache_dir)
         self.toolkit = toolkit

@@ -1,5 +1,5 @@
 """A backend crash inside flyCompilerCompile fails only its variant and the
-calling Python process lives (the C API's "isolate" default). Run with:
+calling Python process lives (the C API's "executor": "process" default). Run with:
 
     python3 ctypes_isolation.py <libFlySnapshotCAPI.so> <kernel.mlir> <toolkit> <options JSON>
 """

@@ -10,7 +10,7 @@
 // RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=0;;target.triple=bogus-unknown;O=0\" binary-pass=\"gpu-module-to-binary{format=isa}\"})"
 
 // RUN: not mlir-opt --load-pass-plugin=%fly_plugin %s -o /dev/null 2>%t/stderr.txt \
-// RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=0;;target.triple=bogus-unknown;O=0\" binary-pass=\"gpu-module-to-binary{format=isa}\" out-dir=%t/sweep max-parallel=4})"
+// RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=0;;target.triple=bogus-unknown;O=0\" binary-pass=\"gpu-module-to-binary{format=isa}\" out-dir=%t/sweep jobs=4})"
 // RUN: FileCheck %s --check-prefix=STDERR --input-file=%t/stderr.txt
 // RUN: %python %S/Inputs/summarize_manifest.py %t/sweep/manifest.json | FileCheck %s
 

@@ -5,7 +5,7 @@
 
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: not mlir-opt --load-pass-plugin=%fly_plugin %s -o /dev/null --mlir-print-ir-after-all \
-// RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=1;target.triple=bogus-unknown;waves_per_eu=2;O=0\" binary-pass=\"gpu-module-to-binary{format=isa}\" max-parallel=4})" \
+// RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=1;target.triple=bogus-unknown;waves_per_eu=2;O=0\" binary-pass=\"gpu-module-to-binary{format=isa}\" jobs=4})" \
 // RUN:   2> %t/ir
 // RUN: FileCheck %s --check-prefix=ERR < %t/ir
 // ERR: error: fly-snapshot: replay of variant 'v1_target_triple_bogus_unknown' (hints 'target.triple=bogus-unknown') failed:
@@ -18,7 +18,7 @@
 // The same without threads (the pass manager stops at the failure, so the
 // variants after it were never reached: they compile once, alone).
 // RUN: not mlir-opt --load-pass-plugin=%fly_plugin %s -o /dev/null --mlir-print-ir-after-all --mlir-disable-threading \
-// RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=1;target.triple=bogus-unknown;waves_per_eu=2;O=0\" binary-pass=\"gpu-module-to-binary{format=isa}\" max-parallel=4})" \
+// RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=1;target.triple=bogus-unknown;waves_per_eu=2;O=0\" binary-pass=\"gpu-module-to-binary{format=isa}\" jobs=4})" \
 // RUN:   2> %t/ir1
 // RUN: grep -c '^module @v0_waves_per_eu_1 ' %t/ir1 | FileCheck %s --check-prefix=ONCE
 // RUN: grep -c '^module @v2_waves_per_eu_2 ' %t/ir1 | FileCheck %s --check-prefix=ONCE

@@ -1,12 +1,12 @@
 // REQUIRES: rocdl-toolkit
-// isolate=true: a hint set that crashes the backend (the r600 backend does
+// executor=isolated: a hint set that crashes the backend (the r600 backend does
 // not know gfx942; instruction selection ends in an LLVM fatal error, which would end
 // mlir-opt) fails only its variant inside stock mlir-opt. The others are
 // written, and mlir-opt reports the failure and exits 1 instead of dying.
 
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: not mlir-opt --load-pass-plugin=%fly_plugin %s -o /dev/null 2> %t/err \
-// RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=1;target.triple=r600-unknown-unknown;waves_per_eu=2\" isolate=true out-dir=%t/sweep binary-pass=\"gpu-module-to-binary{format=fatbin toolkit=%rocm_toolkit}\"})"
+// RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=1;target.triple=r600-unknown-unknown;waves_per_eu=2\" executor=isolated out-dir=%t/sweep binary-pass=\"gpu-module-to-binary{format=fatbin toolkit=%rocm_toolkit}\"})"
 // RUN: FileCheck %s < %t/err
 // CHECK: LLVM ERROR: Cannot select
 // CHECK: error: fly-snapshot: replay of variant 'v1_target_triple_r600_unknown_unknown' (hints 'target.triple=r600-unknown-unknown') failed:
@@ -25,6 +25,17 @@
 // BATCH: error: fly-snapshot: replay of variant 'v1_target_triple_r600_unknown_unknown' (hints 'target.triple=r600-unknown-unknown') failed:
 // BATCH: the binary pass hit an LLVM fatal error: Cannot select
 // RUN: ls %t/batch | FileCheck %s --check-prefix=BATCH-FILES
+
+// The process executor needs fly-tune: inside a pass it is refused before
+// anything compiles, as is the old isolate= spelling.
+// RUN: not mlir-opt --load-pass-plugin=%fly_plugin %s -o /dev/null \
+// RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=1\" executor=process})" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=PROCESS
+// PROCESS: error: fly-snapshot: executor must be batch or isolated inside a pass, got 'process'
+// RUN: not mlir-opt --load-pass-plugin=%fly_plugin %s -o /dev/null \
+// RUN:   --pass-pipeline="builtin.module(fly-snapshot{hints=\"waves_per_eu=1\" isolate=true})" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=OLD
+// OLD: no such option isolate
 // BATCH-FILES: manifest.json
 // BATCH-FILES: v0_waves_per_eu_1.kernels.gfx942.hsaco
 

@@ -9,7 +9,7 @@
 // DEFINE: %{mode} =
 // DEFINE: %{reuse} =
 // DEFINE: %{sweep} = mlir-opt --load-pass-plugin=%fly_plugin %fly_src/examples/tile_matmul.mlir -o /dev/null \
-// DEFINE:   --pass-pipeline="builtin.module(rocdl-attach-target{chip=gfx942 O=3},gpu.module(convert-scf-to-cf,convert-gpu-to-rocdl{chipset=gfx942}),reconcile-unrealized-casts,fly-snapshot{hints=\"waves_per_eu=0;waves_per_eu=4;maxnreg=64\" binary-pass=\"gpu-module-to-binary{toolkit=%rocm_toolkit}\" max-parallel=1 out-dir=%t/%{mode} reuse-isa=%{reuse}})"
+// DEFINE:   --pass-pipeline="builtin.module(rocdl-attach-target{chip=gfx942 O=3},gpu.module(convert-scf-to-cf,convert-gpu-to-rocdl{chipset=gfx942}),reconcile-unrealized-casts,fly-snapshot{hints=\"waves_per_eu=0;waves_per_eu=4;maxnreg=64\" binary-pass=\"gpu-module-to-binary{toolkit=%rocm_toolkit}\" jobs=1 out-dir=%t/%{mode} reuse-isa=%{reuse}})"
 // REDEFINE: %{mode} = plain
 // REDEFINE: %{reuse} = false
 // RUN: %{sweep}

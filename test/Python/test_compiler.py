@@ -26,10 +26,22 @@ def test_library_not_found_is_a_fly_error():
     assert issubclass(fly_snapshot.LibraryNotFoundError, OSError)
 
 
-@pytest.mark.parametrize("kwargs", [{"jobs": -1}, {"jobs": "2"}, {"jobs": True}])
+@pytest.mark.parametrize("kwargs", [{"jobs": -1}, {"jobs": "2"}, {"jobs": True},
+                                    {"executor": "threads"}])
 def test_bad_compiler_options(kwargs):
     with pytest.raises(InvalidInputError):
         Compiler(**kwargs)
+
+
+def test_executor_is_the_one_name():
+    """"isolate" was the old name of the executor choice: the library says
+    which name replaced it, and Python has no such keyword."""
+    from fly_snapshot import _capi
+    lib = _capi.lib()
+    assert not lib.flyCompilerCreate(b'{"isolate": false}').ptr
+    assert b'"isolate" was removed: "executor"' in lib.flyGetLastError()
+    with pytest.raises(TypeError):
+        Compiler(isolate=False)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -120,13 +132,13 @@ def test_crashing_hint_set_fails_only_its_variant(rocdl, tile_matmul):
 
 
 def test_without_isolation_a_fatal_error_fails_only_its_variant(rocdl, tmp_path):
-    """With isolate=False the LLVM fatal error of the same hint set unwinds to
+    """With executor="batch" the LLVM fatal error of the same hint set unwinds to
     the binary pass: the variant fails, the interpreter (a child here, in
     case it does not) lives."""
     script = tmp_path / "fatal.py"
     script.write_text(
         "import sys, fly_snapshot\n"
-        "c = fly_snapshot.Compiler(cache=False, isolate=False)\n"
+        "c = fly_snapshot.Compiler(cache=False, executor=\"batch\")\n"
         "r = c.compile(open(sys.argv[1]).read(), hint_sets=[{'waves_per_eu': 2}, "
         "{'target.triple': 'r600-unknown-unknown'}])\n"
         "print('survived', r[0].ok, r[1].ok, 'Cannot select' in r[1].error)\n")

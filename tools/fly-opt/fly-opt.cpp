@@ -49,8 +49,10 @@ static cl::opt<unsigned>
     jobsOpt("jobs",
             cl::desc("Variants replayed at once (default: 0 = threads)"),
             cl::init(0), cl::cat(flyCategory));
-static cl::alias jobsAlias("fly-jobs", cl::desc("Old name of --jobs"),
-                           cl::aliasopt(jobsOpt), cl::cat(flyCategory));
+// Refused with a pointer: --jobs is the one name.
+static cl::opt<std::string> oldJobsOpt("fly-jobs",
+                                       cl::desc("Removed: use --jobs"),
+                                       cl::ValueOptional, cl::Hidden);
 static cl::opt<bool>
     reuseIsaOpt("fly-reuse-isa",
                 cl::desc("One ISA compile for hint sets that share it, then "
@@ -74,6 +76,10 @@ int main(int argc, char **argv) {
 
   auto [inputFile, outputFile] =
       registerAndParseCLIOptions(argc, argv, "fly-opt", registry);
+  if (oldJobsOpt.getNumOccurrences()) {
+    llvm::errs() << "fly-opt: error: --fly-jobs was removed: use --jobs\n";
+    return 1;
+  }
   fly::setRocmPathFromToolkit(argv[0]);
 
   auto sweep = fly::OptSweep::create(

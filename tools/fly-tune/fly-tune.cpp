@@ -138,10 +138,10 @@ static cl::opt<std::string> executorOpt(
              "(a Slurm job array, see the Slurm options) (default: "
              "isolated)"),
     cl::init("isolated"), cl::cat(tuneCategory));
-static cl::opt<bool> isolateOpt(
-    "isolate",
-    cl::desc("--isolate=false is --executor=batch (kept for old scripts)"),
-    cl::init(true), cl::Hidden);
+// Rejected with a pointer: --executor is the one name.
+static cl::opt<std::string> isolateOpt("isolate",
+                                       cl::desc("Removed: use --executor"),
+                                       cl::ValueOptional, cl::Hidden);
 static cl::opt<std::string> runPlanOpt(
     "run-plan",
     cl::desc("Child mode: replay --entries of the plan in this work "
@@ -296,6 +296,9 @@ int main(int argc, char **argv) {
   }
   // slurm: the process executor's children as a Slurm job array
   // (SlurmOptions.h); several inputs go into one array.
+  if (isolateOpt.getNumOccurrences())
+    return fail("--isolate was removed: --executor=batch runs in this process, "
+                "--executor=isolated (the default) under crash recovery");
   bool slurm = executorOpt == "slurm";
   std::optional<fly::ExecutorKind> executor =
       slurm ? fly::ExecutorKind::Process : fly::parseExecutorKind(executorOpt);
@@ -316,8 +319,6 @@ int main(int argc, char **argv) {
         cache.enabled && !noCacheOpt ? cache.directory : "", progress);
   }
   const std::string inputOpt = inputsOpt.empty() ? "" : inputsOpt.front();
-  if (!isolateOpt && executorOpt.getNumOccurrences() == 0)
-    executor = fly::ExecutorKind::Batch;
 
   if (llvm::Error err = fly::checkTargetName(targetOpt))
     return fail("--target=" + targetOpt + ": " +

@@ -11,6 +11,7 @@
 #ifndef FLY_PIPELINE_REPLAYINSTRUMENTATION_H
 #define FLY_PIPELINE_REPLAYINSTRUMENTATION_H
 
+#include "fly/Executor/Executor.h"
 #include "fly/Hints/HintSet.h"
 #include "fly/Replay/VariantResult.h"
 
@@ -30,9 +31,9 @@ public:
     unsigned jobs = 0;
     /// One ISA compile for variants that share it (ReplayPlan::reuseIsa).
     bool reuseIsa = true;
-    /// Replay under the isolated executor (one CrashRecoveryContext per
-    /// variant): a backend that aborts fails only its variant.
-    bool isolate = false;
+    /// Batch, or Isolated (one CrashRecoveryContext per variant: a backend
+    /// that aborts fails only its variant).
+    ExecutorKind executor = ExecutorKind::Batch;
     /// Applied to the replays' pass manager (IR printing, timing, ...).
     std::function<mlir::LogicalResult(mlir::PassManager &)>
         configurePassManager;

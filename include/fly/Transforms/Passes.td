@@ -67,8 +67,6 @@ def FlySnapshot : Pass<"fly-snapshot", "::mlir::ModuleOp"> {
     Option<"jobs", "jobs", "unsigned", /*default=*/"0",
            "Variants compiled at once (default 0: the context's thread "
            "count); bounds the hinted copies alive at a time">,
-    Option<"maxParallel", "max-parallel", "unsigned", /*default=*/"0",
-           "Old name of `jobs`">,
     Option<"variantTimeout", "variant-timeout", "unsigned",
            /*default=*/"::fly::getDefaultVariantTimeout()",
            "Seconds one variant may compile before it fails naming the "
@@ -79,11 +77,13 @@ def FlySnapshot : Pass<"fly-snapshot", "::mlir::ModuleOp"> {
            "that only differ in maxnreg or ptxas options) and finish each "
            "with fly-assemble-isa; the objects are byte-identical (default "
            "true, as in fly-tune and fly-opt)">,
-    Option<"isolate", "isolate", "bool", /*default=*/"false",
-           "Replay each variant alone under crash recovery, so a backend "
-           "crash or LLVM fatal error fails only its variant instead of "
-           "ending mlir-opt (one variant at a time: replays inside a pass "
-           "share its module)">,
+    Option<"executor", "executor", "std::string", /*default=*/[{"batch"}],
+           "Where variants compile: batch (side by side on the context's "
+           "thread pool, fastest) or isolated (each alone under crash "
+           "recovery, so a backend crash or LLVM fatal error fails only its "
+           "variant instead of ending mlir-opt; one variant at a time, as "
+           "replays inside a pass share its module). fly-tune, the C API and "
+           "Python also have process (child processes)">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",

@@ -4,7 +4,7 @@ import sys
 
 import fly_snapshot
 
-with fly_snapshot.Compiler(cache=False) as compiler:  # isolate=True: the default
+with fly_snapshot.Compiler(cache=False) as compiler:  # executor="process": the default
     result = compiler.compile(open(sys.argv[1]).read(), hint_sets=[
         {}, {"target.triple": "r600-unknown-unknown"}, {"waves_per_eu": 4}])
     for v in result:
