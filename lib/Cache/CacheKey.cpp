@@ -117,9 +117,9 @@ static std::string hashFile(StringRef path) {
   return text;
 }
 
-/// What `<tool> --version` prints (memoised like hashFile): a wrapper script
-/// that runs another binary keeps its own bytes when that binary changes.
-static std::string toolVersion(StringRef tool) {
+// Memoised like hashFile: a wrapper script that runs another binary keeps its
+// own bytes when that binary changes.
+std::string getToolVersion(StringRef tool) {
   static std::mutex mutex;
   static StringMap<std::pair<std::string, std::string>> memo; // hash, version
   std::string hash = hashFile(tool);
@@ -190,7 +190,7 @@ std::string getToolkitFingerprint(const BinaryPassOptions &pass,
       std::optional<std::string> path = findCudaTool(tool, toolkit);
       os << tool << "=" << path.value_or("-");
       if (path)
-        os << " " << hashFile(*path) << " " << toolVersion(*path);
+        os << " " << hashFile(*path) << " " << getToolVersion(*path);
       os << "\n";
     }
   }

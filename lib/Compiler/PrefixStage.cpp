@@ -6,6 +6,7 @@
 #include "fly/Snapshot/Snapshot.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -21,6 +22,31 @@ using Clock = std::chrono::steady_clock;
 static double msSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start)
       .count();
+}
+
+// The cached pre-binary module names its source file by this placeholder, set
+// back to the current run's name on load: the key covers the source text but
+// not its name, so renamed copies of one input share an entry (a hit) and
+// still report errors at their own file. Locations naming other files (an
+// explicit loc("...") in the text) are part of the text and stay as they are.
+static constexpr llvm::StringLiteral kCachedSourceName = "<fly-cached-source>";
+
+static void renameSourceFile(Operation *root, StringRef from, StringRef to) {
+  MLIRContext *context = root->getContext();
+  StringAttr fromName = StringAttr::get(context, from);
+  StringAttr toName = StringAttr::get(context, to);
+  AttrTypeReplacer replacer;
+  replacer.addReplacement(
+      [&](FileLineColRange loc) -> std::optional<Attribute> {
+        if (loc.getFilename() != fromName)
+          return std::nullopt;
+        return FileLineColRange::get(toName, loc.getStartLine(),
+                                     loc.getStartColumn(), loc.getEndLine(),
+                                     loc.getEndColumn());
+      });
+  replacer.recursivelyReplaceElementsIn(root, /*replaceAttrs=*/true,
+                                        /*replaceLocs=*/true,
+                                        /*replaceTypes=*/false);
 }
 
 OwningOpRef<ModuleOp> SplitCompiler::runOrLoadPrefix(const CompileJob &job,
@@ -56,8 +82,11 @@ OwningOpRef<ModuleOp> SplitCompiler::runOrLoadPrefix(const CompileJob &job,
     result.prefixMs = msSince(prefixStart);
     std::string bytecode;
     if (cache.enabled()) {
+      renameSourceFile(*module, job.sourceName, kCachedSourceName);
       llvm::raw_string_ostream os(bytecode);
-      if (failed(writeBytecodeToFile(*module, os)))
+      LogicalResult written = writeBytecodeToFile(*module, os);
+      renameSourceFile(*module, kCachedSourceName, job.sourceName);
+      if (failed(written))
         return std::nullopt;
     }
     preBinary = std::move(module);
@@ -89,6 +118,7 @@ OwningOpRef<ModuleOp> SplitCompiler::runOrLoadPrefix(const CompileJob &job,
       preBinary = readSnapshotBuffer(*payload, "fly-cache:prebinary", &context);
     }
     if (preBinary) {
+      renameSourceFile(*preBinary, kCachedSourceName, job.sourceName);
       result.prefixFromCache = true;
       result.prefixMs = msSince(loadStart);
       say("phase 1: pre-binary module loaded from cache");

@@ -2,6 +2,9 @@
 
 #include "fly/Compiler/Presets.h"
 
+#include "fly/Cache/CacheKey.h"
+#include "fly/Pipeline/TargetPresets.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -40,16 +43,38 @@ std::string getPresetPipeline(const TargetSpec &target, StringRef toolkit,
       formatv("gpu-module-to-binary{{format={0} toolkit={1}}", fmt, toolkit);
   if (rocdl)
     return formatv("builtin.module(canonicalize,cse,"
-                   "rocdl-attach-target{{chip={0} O=3},"
+                   "rocdl-attach-target{{chip={0} O={2}},"
                    "gpu.module(convert-scf-to-cf,"
                    "convert-gpu-to-rocdl{{chipset={0}}),"
                    "reconcile-unrealized-casts,{1})",
-                   target.chip, binary);
+                   target.chip, binary, kPresetOptLevel);
+  std::string features = getPresetFeatures(target, toolkit);
   return formatv("builtin.module(canonicalize,cse,"
-                 "nvvm-attach-target{{chip={0} O=3},"
+                 "nvvm-attach-target{{chip={0} O={3}{2}},"
                  "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm),"
                  "reconcile-unrealized-casts,{1})",
-                 target.chip, binary);
+                 target.chip, binary,
+                 features.empty() ? "" : " features=" + features,
+                 kPresetOptLevel);
+}
+
+std::string getPresetFeatures(const TargetSpec &target, StringRef toolkit) {
+  if (target.family != "nvvm" || target.chip != "sm_90" || toolkit.empty())
+    return "";
+  SmallString<256> ptxas(toolkit);
+  sys::path::append(ptxas, "bin", "ptxas");
+  if (!sys::fs::can_execute(ptxas))
+    return "";
+  // "Cuda compilation tools, release 13.0, V13.0.88"
+  std::string version = getToolVersion(ptxas);
+  size_t at = StringRef(version).find("release ");
+  if (at == StringRef::npos)
+    return "";
+  StringRef release = StringRef(version).substr(at + 8);
+  unsigned major = 0;
+  if (release.consumeInteger(10, major) || major < 12)
+    return "";
+  return "+ptx80";
 }
 
 static bool hasFile(StringRef dir, StringRef relative) {

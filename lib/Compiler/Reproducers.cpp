@@ -2,6 +2,8 @@
 
 #include "fly/Compiler/SplitCompiler.h"
 
+#include "fly/Executor/Executor.h"
+#include "fly/Pipeline/StageDumper.h"
 #include "fly/Snapshot/Snapshot.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -13,17 +15,35 @@ using llvm::StringRef;
 
 namespace fly {
 
+/// `text` as one single-quoted shell word.
+static std::string shellQuote(StringRef text) {
+  std::string quoted = "'";
+  for (char c : text)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 // The script embeds nothing that comes from the input: the pipeline (whose
 // options are the user's text) sits in a file beside it and reaches fly-opt
-// through "$(cat ...)", which the shell does not evaluate again.
-static constexpr llvm::StringLiteral kReproduceScript =
-    "#!/bin/sh\n"
-    "# Reruns the failing replay of this variant with fly-opt: the snapshot,\n"
-    "# the hint set (hints.json) and the pipeline (pipeline.txt) are beside\n"
-    "# this script; error.txt holds the error it gave.\n"
-    "cd \"$(dirname \"$0\")\" || exit 1\n"
-    "exec fly-opt snapshot.mlirbc --pass-pipeline=\"$(cat pipeline.txt)\" "
-    "-o /dev/null\n";
+// through "$(cat ...)", which the shell does not evaluate again. fly-opt is
+// the one installed beside the running tool (a build tree's bin/ is seldom on
+// PATH), FLY_OPT overriding it.
+static std::string reproduceScript() {
+  std::string flyOpt = findChildTool("fly-opt");
+  return "#!/bin/sh\n"
+         "# Reruns the failing replay of this variant with fly-opt: the "
+         "snapshot,\n"
+         "# the hint set (hints.json) and the pipeline (pipeline.txt) are "
+         "beside\n"
+         "# this script; error.txt holds the error it gave.\n"
+         "cd \"$(dirname \"$0\")\" || exit 1\n"
+         "FLY_OPT=${FLY_OPT:-" +
+         shellQuote(flyOpt.empty() ? "fly-opt" : flyOpt) +
+         "}\n"
+         "exec \"$FLY_OPT\" snapshot.mlirbc --pass-pipeline=\"$(cat "
+         "pipeline.txt)\" "
+         "-o /dev/null\n";
+}
 
 void SplitCompiler::writeReproducers(ModuleOp preBinary,
                                      CompileResult &result) {
@@ -42,6 +62,8 @@ void SplitCompiler::writeReproducers(ModuleOp preBinary,
       llvm::sys::path::append(p, name);
       return std::string(p);
     };
+    if (dumper && dumper->getDirectory() == options.reproducerDir)
+      dumper->recordFile("repro/" + variant.id + "/snapshot.mlirbc");
     if (failed(writeSnapshot(preBinary, path("snapshot.mlirbc"),
                              SnapshotFormat::Bytecode)))
       continue;
@@ -57,8 +79,12 @@ void SplitCompiler::writeReproducers(ModuleOp preBinary,
                                          llvm::json::Array{std::move(hints)}))
                   .str()},
           {"pipeline.txt", pipeline + "\n"},
-          {"reproduce.sh", kReproduceScript.str()},
+          {"reproduce.sh", reproduceScript()},
           {"error.txt", variant.error}}) {
+      // In the dump directory the next run removes them with the dumps.
+      if (dumper && dumper->getDirectory() == options.reproducerDir)
+        dumper->recordFile(
+            (llvm::Twine("repro/") + variant.id + "/" + name).str());
       if (llvm::Error err =
               llvm::writeToOutput(path(name), [&](llvm::raw_ostream &os) {
                 os << text;

@@ -36,12 +36,13 @@ using namespace llvm;
 
 namespace fly {
 
-std::string findChildTool() {
+std::string findChildTool(StringRef name) {
   // ../bin/fly-tune from the file that holds this code: the fly-tune program
   // itself, or libFlySnapshotCAPI.so / the plugin in <prefix>/lib. For code
   // in the main program dladdr gives the name it was started by, which may
   // be a bare name: /proc/self/exe (getMainExecutable) then.
-  void *self = reinterpret_cast<void *>(&findChildTool);
+  void *self = reinterpret_cast<void *>(
+      static_cast<std::string (*)(StringRef)>(&findChildTool));
   std::string holder;
   Dl_info info;
   if (dladdr(self, &info) && info.dli_fname &&
@@ -53,7 +54,7 @@ std::string findChildTool() {
   if (holder.empty() || sys::fs::real_path(holder, real))
     return "";
   SmallString<256> tool(sys::path::parent_path(sys::path::parent_path(real)));
-  sys::path::append(tool, "bin", "fly-tune");
+  sys::path::append(tool, "bin", name);
   return sys::fs::can_execute(tool) ? std::string(tool) : "";
 }
 

@@ -207,6 +207,15 @@ static Expected<ToolResult> runTool(StringRef name,
     result.err += (result.err.empty() ? "" : "\n") + error;
   llvm::sys::fs::remove(outPath);
   llvm::sys::fs::remove(errPath);
+  // Without a slurm.conf the client asks DNS for a controller and says only
+  // that the lookup failed: name what to set.
+  if (result.status != 0 &&
+      (StringRef(result.err).contains("resolve_ctls_from_dns_srv") ||
+       StringRef(result.err).contains("Could not establish a configuration")))
+    result.err += "\n  (" + name.str() +
+                  " found no Slurm configuration: set SLURM_CONF to the "
+                  "cluster's slurm.conf, or run on a node where '" +
+                  name.str() + "' works)";
   return result;
 }
 

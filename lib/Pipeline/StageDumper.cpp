@@ -10,20 +10,92 @@
 #include "mlir/Pass/Pass.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <mutex>
+#include <set>
+
 using namespace mlir;
 using namespace llvm;
 
 namespace fly {
 
+/// The record of the files the last run wrote in a dump directory.
+static constexpr StringLiteral kRecordName = ".fly-dump";
+
+static std::mutex recordMutex;
+
+/// Removes what the last run listed in `directory`'s record, then empties
+/// the record. Only relative names without ".." that are regular files
+/// (not symbolic links) are removed: nothing the tool did not write goes,
+/// and nothing outside the directory. Once per directory and process: the
+/// dumpers of one run (fly-opt's and its pass's) share the directory.
+static void removeLastRun(StringRef directory) {
+  static llvm::StringSet<> cleared;
+  SmallString<256> real;
+  if (sys::fs::real_path(directory, real))
+    real = directory;
+  std::lock_guard<std::mutex> lock(recordMutex);
+  if (!cleared.insert(real).second)
+    return;
+  SmallString<256> record(directory);
+  sys::path::append(record, kRecordName);
+  if (Expected<std::string> text = readRegularFileText(
+          record, /*maxBytes=*/16 << 20, FinalSymlink::Refuse)) {
+    SmallVector<StringRef> names;
+    StringRef(*text).split(names, '\n', -1, /*KeepEmpty=*/false);
+    std::set<std::string> parents;
+    for (StringRef name : names) {
+      if (sys::path::is_absolute(name) ||
+          is_contained(make_range(sys::path::begin(name), sys::path::end(name)),
+                       ".."))
+        continue;
+      SmallString<256> path(directory);
+      sys::path::append(path, name);
+      sys::fs::file_status status;
+      if (sys::fs::status(path, status, /*Follow=*/false) ||
+          status.type() != sys::fs::file_type::regular_file)
+        continue;
+      sys::fs::remove(path);
+      for (StringRef parent = sys::path::parent_path(name); !parent.empty();
+           parent = sys::path::parent_path(parent))
+        parents.insert(parent.str());
+    }
+    // Deepest first; a directory that still holds anything stays.
+    std::vector<std::string> dirs(parents.begin(), parents.end());
+    llvm::sort(dirs, [](const std::string &a, const std::string &b) {
+      return a.size() > b.size();
+    });
+    for (const std::string &dir : dirs) {
+      SmallString<256> path(directory);
+      sys::path::append(path, dir);
+      sys::fs::remove(path, /*IgnoreNonExisting=*/true);
+    }
+  } else {
+    consumeError(text.takeError());
+  }
+  sys::fs::remove(record);
+}
+
 StageDumper::StageDumper(std::string directory)
     : directory(std::move(directory)) {
   sys::fs::create_directories(this->directory);
+  removeLastRun(this->directory);
+}
+
+void StageDumper::recordFile(StringRef relative) {
+  SmallString<256> record(directory);
+  sys::path::append(record, kRecordName);
+  std::lock_guard<std::mutex> lock(recordMutex);
+  std::error_code ec;
+  raw_fd_ostream os(record, ec, sys::fs::OF_Append | sys::fs::OF_Text);
+  if (!ec)
+    os << relative << "\n";
 }
 
 std::optional<std::string> StageDumper::directoryFromEnvironment() {
@@ -75,6 +147,7 @@ std::string StageDumper::write(StringRef stage, StringRef text,
   SmallString<256> path(directory);
   sys::path::append(path, name);
   // No partial dump under the final name, and a full disk is a warning.
+  recordFile(name);
   if (Error err = writeFileAtomically(path, text))
     errs() << "fly: warning: cannot write IR dump '" << path
            << "': " << toString(std::move(err)) << "\n";

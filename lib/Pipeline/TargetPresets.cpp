@@ -31,7 +31,7 @@ InputShape inspectInput(ModuleOp input) {
 /// The attach-target pass for `family`, limited to the gpu.modules that have
 /// no target yet ("" when every gpu.module has one: nothing to attach).
 static std::string attachTarget(const PresetOptions &options,
-                                const InputShape &input, StringRef optLevel) {
+                                const InputShape &input) {
   std::string filter;
   if (!input.targeted.empty() && !input.hostCode) {
     if (input.untargeted.empty())
@@ -41,8 +41,11 @@ static std::string attachTarget(const PresetOptions &options,
       names.push_back(llvm::Regex::escape(name));
     filter = " module=^(" + llvm::join(names, "|") + ")$";
   }
-  return llvm::formatv("{0}-attach-target{{chip={1} O={2}{3}},", options.family,
-                       options.chip, optLevel, filter)
+  std::string features =
+      options.features.empty() ? "" : " features=" + options.features.str();
+  return llvm::formatv("{0}-attach-target{{chip={1} O={2}{3}{4}},",
+                       options.family, options.chip, kPresetOptLevel, features,
+                       filter)
       .str();
 }
 
@@ -61,10 +64,10 @@ std::string buildPresetPipeline(const PresetOptions &options,
     return llvm::formatv("builtin.module(canonicalize,cse,{0}"
                          "gpu.module(convert-scf-to-cf,{1}),"
                          "reconcile-unrealized-casts,{2})",
-                         attachTarget(options, input, "3"), lower, binary);
+                         attachTarget(options, input), lower, binary);
   }
   // gpu-lower-to-nvvm-pipeline's passes (mlir/lib/Dialect/GPU/Pipelines/
-  // GPUToNVVMPipeline.cpp, defaults: O=2, index-bitwidth 64) with the
+  // GPUToNVVMPipeline.cpp, defaults: index-bitwidth 64) with the
   // binary pass's toolkit; ROCDL the same with its own attach and lowering.
   std::string device =
       rocdl ? llvm::formatv("convert-gpu-to-rocdl{{chipset={0} "
@@ -81,7 +84,7 @@ std::string buildPresetPipeline(const PresetOptions &options,
       "gpu.module(reconcile-unrealized-casts),gpu-to-llvm,{4},"
       "convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts)",
       rocdl ? "" : "convert-nvgpu-to-nvvm,",
-      rocdl ? "" : "convert-nvvm-to-llvm,", attachTarget(options, input, "2"),
+      rocdl ? "" : "convert-nvvm-to-llvm,", attachTarget(options, input),
       device, binary);
 }
 

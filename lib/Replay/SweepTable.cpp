@@ -236,9 +236,19 @@ void printSweepTable(raw_ostream &os, ArrayRef<VariantResult> variants,
              row.kernel == kernel;
     });
   };
-  auto hintsOf = [](const VariantResult &v) {
+  // The column is 30 wide: a longer hint set is cut so the row stays
+  // aligned; manifest.json gives it whole.
+  constexpr size_t kHintsWidth = 30;
+  bool anyCut = false;
+  auto hintsOf = [&](const VariantResult &v) {
     std::string hints = v.hints.canonical();
-    return hints.empty() ? std::string("(default)") : hints;
+    if (hints.empty())
+      return std::string("(default)");
+    if (hints.size() > kHintsWidth) {
+      anyCut = true;
+      hints = hints.substr(0, kHintsWidth - 2) + "..";
+    }
+    return hints;
   };
   auto noteOf = [&](size_t i, const VariantResult &v) {
     SmallVector<std::string> notes;
@@ -337,6 +347,9 @@ void printSweepTable(raw_ostream &os, ArrayRef<VariantResult> variants,
           "spills, "
           "then least scratch/stack, then highest occupancy, then fewest "
           "registers)\n";
+    if (anyCut)
+      os << "hint set: cut at " << kHintsWidth
+         << " characters (..); manifest.json's \"hints\" holds it whole\n";
     if (anyNumerics)
       os << "numerics: the hint set may change results (fast or unsafe "
          << "math, a flag that relaxes IEEE semantics); "

@@ -81,7 +81,39 @@ Expected<std::string> checkSpecAgainstManifest(const LaunchSpec &spec,
       return kernel;
     }
     for (const CubinKernel &k : *kernels) {
-      if (k.name != kernel || k.params.empty())
+      if (k.name != kernel)
+        continue;
+      // The block size the kernel was compiled for: a launch outside it
+      // fails in the driver with a bare "invalid argument".
+      const Dim3 &b = spec.block;
+      uint64_t threads = uint64_t(b.x) * b.y * b.z;
+      auto dims = [](ArrayRef<int64_t> d) {
+        std::string out;
+        raw_string_ostream(out) << "[" << interleaved(d) << "]";
+        return out;
+      };
+      std::vector<int64_t> block = {b.x, b.y, b.z};
+      if (!k.reqntid.empty()) {
+        std::vector<int64_t> want(k.reqntid);
+        want.resize(3, 1);
+        if (want != block)
+          return createStringError(spec.path + ": block " + dims(block) +
+                                   ", but '" + kernel + "' in " + object->file +
+                                   " requires block " + dims(k.reqntid) +
+                                   " (.reqntid)");
+      }
+      if (!k.maxntid.empty()) {
+        int64_t most = 1;
+        for (int64_t d : k.maxntid)
+          most *= d;
+        if (threads > uint64_t(most))
+          return createStringError(
+              spec.path + ": block " + dims(block) + " is " +
+              Twine(threads).str() + " threads, but '" + kernel + "' in " +
+              object->file + " allows at most " + Twine(most).str() +
+              " (.maxntid " + dims(k.maxntid) + ")");
+      }
+      if (k.params.empty())
         continue;
       std::vector<unsigned> got = spec.params(), want;
       for (const CubinParam &p : k.params)
@@ -96,11 +128,27 @@ Expected<std::string> checkSpecAgainstManifest(const LaunchSpec &spec,
             << (sizes.size() > 12 ? ", ...)" : ")");
         return out;
       };
-      return createStringError(
-          spec.path + ": the args expand to " + describe(got) + ", but '" +
-          kernel + "' in " + object->file + " takes " + describe(want) +
+      // As many parameters but other sizes: a scalar of the wrong type
+      // (an `index` is 8 bytes), not a memref spelled as a pointer.
+      std::string advice =
           ". A memref<...> argument of an MLIR kernel is 3 + 2 x rank "
-          "parameters: use {\"kind\": \"memref\", \"shape\": [...]}");
+          "parameters: use {\"kind\": \"memref\", \"shape\": [...]}";
+      if (got.size() == want.size()) {
+        size_t i = 0;
+        while (got[i] == want[i])
+          ++i;
+        advice = (". Parameter " + Twine(i) + " is " + Twine(got[i]) +
+                  " bytes in the args but " + Twine(want[i]) +
+                  " in the kernel: a scalar's \"type\" sets its size (" +
+                  (want[i] == 8 ? "an index or i64 argument is \"i64\""
+                                : "i8, i16, i32, i64, f16, bf16, f32, f64") +
+                  ")")
+                     .str();
+      }
+      return createStringError(spec.path + ": the args expand to " +
+                               describe(got) + ", but '" + kernel + "' in " +
+                               object->file + " takes " + describe(want) +
+                               advice);
     }
     return kernel;
   }

@@ -213,6 +213,14 @@ void FlySnapshotPass::runOnOperation() {
       fly::buildReplayPlan(module, *binaryPassOptions, *hintSets, planOptions);
   if (failed(plan))
     return signalPassFailure();
+  // Without out-dir= (or FLY_DUMP_IR's dumps) the variants are compiled and
+  // only their errors and duplicates reported: say so before the work.
+  if (outDir.empty() && !dumper)
+    emitWarning(module.getLoc())
+        << "fly-snapshot: no out-dir= given: " << hintSets->size() << " variant"
+        << (hintSets->size() == 1 ? "" : "s")
+        << " will be compiled and discarded (give out-dir=<dir> to keep "
+           "them)";
   fly::ExecutorOptions executorOptions;
   executorOptions.jobs = jobs;
   std::unique_ptr<fly::ReplayExecutor> replayExecutor =

@@ -45,6 +45,7 @@
 // JSON:      "id": "v2_target_triple_bogus_unknown",
 // JSON:      "status": "failed"
 
+// expected-warning@+3 {{fly-snapshot: no out-dir= given: 4 variants will be compiled and discarded (give out-dir=<dir> to keep them)}}
 // expected-remark@+2 {{fly-snapshot: variant 'v1_default' compiled to the same objects as variant 0: this hint set had no effect}}
 // expected-error@+1 {{fly-snapshot: replay of variant 'v2_target_triple_bogus_unknown' (hints 'target.triple=bogus-unknown') failed:}}
 module attributes {gpu.container_module} {

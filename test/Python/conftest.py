@@ -17,7 +17,7 @@ TOOLS_DIR = Path(os.environ.get("FLY_TOOLS_DIR", SRC_DIR / "build" / "bin"))
 LLVM_TOOLS_DIR = Path(os.environ.get("FLY_LLVM_TOOLS_DIR", "/usr/lib/llvm-22/bin"))
 
 # Everything before gpu-module-to-binary in fly-tune's ROCDL preset.
-ROCDL_PREFIX = ("builtin.module(canonicalize,cse,rocdl-attach-target{chip=gfx942 O=3},"
+ROCDL_PREFIX = ("builtin.module(canonicalize,cse,rocdl-attach-target{chip=gfx942 O=2},"
                 "gpu.module(convert-scf-to-cf,convert-gpu-to-rocdl{chipset=gfx942}),"
                 "reconcile-unrealized-casts)")
 

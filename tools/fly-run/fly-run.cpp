@@ -11,6 +11,7 @@
 #include "fly/Runtime/BestConfig.h"
 #include "fly/Runtime/Report.h"
 #include "fly/Runtime/Sweep.h"
+#include "fly/Support/ToolHelp.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -94,6 +95,7 @@ bool reportStored(const BestConfigStore &store, StringRef key,
 } // namespace
 
 int main(int argc, char **argv) {
+  fly::addVersionPrinter();
   cl::ParseCommandLineOptions(argc, argv,
                               "fly-run: load, check and time every variant of "
                               "a fly-tune out-dir\n\nexit status: 0 all "

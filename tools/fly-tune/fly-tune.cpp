@@ -70,7 +70,8 @@ static cl::opt<std::string> targetOpt(
     cl::cat(tuneCategory));
 static cl::opt<std::string>
     hintsOpt("hints",
-             cl::desc("Hint sets 'k=v,k=v;k=v' (default: the bundled 8 sets "
+             cl::desc("Hint sets 'k=v,k=v;k=v'; '' = the backend's default "
+                      "alone, as in the C API (default: the bundled 8 sets "
                       "on rocdl, maxnreg=128/64/32 on nvvm)"),
              cl::value_desc("sets"), cl::cat(tuneCategory));
 static cl::opt<std::string>
@@ -178,6 +179,25 @@ static cl::opt<bool> bestAllowNumericsOpt(
              "e.g. fast or unsafe math (default: off; such rows say "
              "'numerics')"),
     cl::cat(tuneCategory));
+
+/// The family whose target a user pipeline attaches, or else the one the
+/// input's gpu.modules name (#nvvm.target / #rocdl.target); none if neither
+/// or both. Only the defaults depend on it: the pipeline says the rest.
+static std::optional<StringRef> pipelineFamily(StringRef pipeline,
+                                               StringRef source) {
+  auto pick = [](bool nvvm, bool rocdl) -> std::optional<StringRef> {
+    if (nvvm == rocdl)
+      return std::nullopt;
+    return nvvm ? StringRef("nvvm") : StringRef("rocdl");
+  };
+  if (std::optional<StringRef> family =
+          pick(pipeline.contains("nvvm-attach-target") ||
+                   pipeline.contains("gpu-lower-to-nvvm-pipeline"),
+               pipeline.contains("rocdl-attach-target")))
+    return family;
+  return pick(source.contains("#nvvm.target"),
+              source.contains("#rocdl.target"));
+}
 
 static std::string toolDir(const char *argv0) {
   static int anchor;
@@ -351,6 +371,16 @@ int main(int argc, char **argv) {
     job.source = (*buffer)->getBuffer().str();
     job.sourceName = inputOpt;
   }
+  // A --pipeline without --target: the defaults (hint sets, toolkit) follow
+  // the pipeline's family, not --target's default (rocdl's waves_per_eu
+  // sets fail on NVVM).
+  bool familyFromPipeline = false;
+  if (!pipelineOpt.empty() && !targetOpt.getNumOccurrences())
+    if (std::optional<StringRef> own =
+            pipelineFamily(pipelineOpt, job.source)) {
+      family = *own;
+      familyFromPipeline = true;
+    }
 
   // --bench with no value: the bundled example's launch spec, written into
   // --out-dir beside the variants once they are.
@@ -360,6 +390,10 @@ int main(int argc, char **argv) {
                 "' (--bench=<launch.json>, like examples/*.launch.json); "
                 "only the bundled example has one built in");
 
+  // An explicitly empty --hints is the C API's "": one variant, the
+  // backend's default, not the bundled sets.
+  if (hintsOpt.getNumOccurrences() && hintsOpt.empty())
+    job.hintSets.emplace_back();
   if (!hintsOpt.empty()) {
     auto parsed = fly::parseHintSets(hintsOpt);
     if (!parsed)
@@ -441,16 +475,19 @@ int main(int argc, char **argv) {
     std::string format = formatOpt;
     if (format.empty())
       format = family == "rocdl" ? "fatbin" : "bin";
-    fly::PresetOptions preset{family, target->chip, format, toolkit};
+    std::string features = fly::getPresetFeatures(
+        fly::TargetSpec{family.str(), target->chip}, toolkit);
+    fly::PresetOptions preset{family, target->chip, format, toolkit, features};
     job.pipeline = fly::buildPresetPipeline(preset, shape);
     presetNote =
         "preset " + targetOpt + ": " + fly::describePreset(preset, shape);
   } else {
     job.pipeline = pipelineOpt;
     // --toolkit reaches a binary pass without toolkit=, and so does the one
-    // found when the pipeline's family is known (--target given, or
-    // $FLY_ROCM_TOOLKIT, which names a ROCm toolkit).
+    // found when the pipeline's family is known (--target given, the
+    // pipeline's own, or $FLY_ROCM_TOOLKIT, which names a ROCm toolkit).
     if (!toolkitOpt.empty() || targetOpt.getNumOccurrences() ||
+        familyFromPipeline ||
         (family == "rocdl" && llvm::sys::Process::GetEnv("FLY_ROCM_TOOLKIT")))
       job.defaultToolkit = toolkit;
   }

@@ -71,6 +71,10 @@ BinaryPassInputs getBinaryPassInputs(mlir::ModuleOp module);
 std::string getToolkitFingerprint(const BinaryPassOptions &pass,
                                   const BinaryPassInputs &inputs);
 
+/// What `<tool> --version` prints (the last 4 KB, trimmed), bounded in time;
+/// "?" if it cannot be run.
+std::string getToolVersion(llvm::StringRef tool);
+
 /// The LLVM and MLIR command-line options (llvm::cl) that differ from their
 /// defaults: they change what the compiler makes (--stress-regalloc=8).
 struct CommandLineFingerprint {

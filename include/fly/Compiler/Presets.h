@@ -31,6 +31,13 @@ llvm::Expected<TargetSpec> parseTargetSpec(llvm::StringRef target);
 std::string getPresetPipeline(const TargetSpec &target, llvm::StringRef toolkit,
                               llvm::StringRef format = "");
 
+/// The attach-target `features` a preset gives `target` with `toolkit`:
+/// NVVM sm_90 gets +ptx80 (its TMA and mbarrier instructions need PTX 8.0;
+/// LLVM's default for sm_90 is 7.8) when the toolkit's ptxas reads PTX 8.0
+/// (CUDA 12 or later); "" otherwise (LLVM's default PTX for the chip).
+std::string getPresetFeatures(const TargetSpec &target,
+                              llvm::StringRef toolkit);
+
 /// A toolkit folder and where it came from ("$CUDA_HOME", "ptxas on PATH:
 /// /x/bin/ptxas", ...), for the line that tells the user which one is used.
 struct FoundToolkit {

@@ -5,7 +5,9 @@
 // 00_origin.mlir. Nested pass managers (e.g. gpu.module(...)) count as one
 // stage: dumping the whole module while their passes run on other threads
 // would race. FLY_DUMP_KERNEL=<name> dumps only the compiles of a module
-// that defines that kernel.
+// that defines that kernel. The directory holds one run's dumps: the first
+// dumper of a process in it removes the files the last run listed in its
+// record (.fly-dump), and only those.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +51,10 @@ public:
   std::unique_ptr<mlir::PassInstrumentation> instrument(mlir::Operation *root);
 
   const std::string &getDirectory() const { return directory; }
+
+  /// Lists `relative` (a file under the directory this run wrote, such as
+  /// a reproducer's) in the record, so the next run removes it.
+  void recordFile(llvm::StringRef relative);
 
 private:
   std::string directory;

@@ -28,11 +28,19 @@ struct InputShape {
 };
 InputShape inspectInput(mlir::ModuleOp input);
 
+/// The attach-target `O` of every preset, kernel-only and host code: 2, the
+/// default of upstream's rocdl-/nvvm-attach-target and of
+/// gpu-lower-to-nvvm-pipeline (O=3 gives the bundled example the same
+/// registers, spills and object sizes).
+inline constexpr unsigned kPresetOptLevel = 2;
+
 struct PresetOptions {
   llvm::StringRef family; // rocdl | nvvm
   llvm::StringRef chip;
   llvm::StringRef format; // gpu-module-to-binary format
   llvm::StringRef toolkit;
+  /// The attach-target's `features` ("" = none; getPresetFeatures).
+  llvm::StringRef features = "";
 };
 
 /// The pipeline for `input` under `options`, gpu-module-to-binary included.
