@@ -260,26 +260,54 @@ _MAX_MANIFEST_BYTES = 256 << 20
 _MAX_OBJECT_BYTES = 1 << 30
 
 
-def _check_hint_sets(hint_sets: Optional[Sequence[Mapping[str, HintValue]]]) -> str:
+HintSets = Union[Sequence[Mapping[str, Any]], Mapping[str, Any]]
+
+
+def _check_hint_value(where: str, key: Any, value: Any) -> None:
+    if not isinstance(key, str) or not isinstance(value, (int, bool, str)):
+        raise InvalidInputError(
+            "%s: %r = %r: names are strings, values int, bool or str (or a list "
+            "of them: a product)" % (where, key, value))
+    # bool is an int subclass: True would compile as maxnreg=1.
+    if isinstance(value, bool) and _hints.hint_type(key) == "int":
+        raise InvalidInputError(
+            "%s: %r = %r: %s takes an int, not a bool" % (where, key, value, key))
+
+
+def _check_hint_set(where: str, hints: Mapping[str, Any]) -> Dict[str, Any]:
+    """One dict of a hint-set list: scalars, or lists (the product of them,
+    which the library expands)."""
+    out: Dict[str, Any] = {}
+    for key, value in hints.items():
+        if isinstance(value, (list, tuple)):
+            for v in value:
+                _check_hint_value(where, key, v)
+            out[key] = list(value)
+        else:
+            _check_hint_value(where, key, value)
+            out[key] = value
+    return out
+
+
+def _check_hint_sets(hint_sets: Optional[HintSets]) -> str:
+    """The hint sets as the library's JSON: a list of dicts, or a dict of
+    lists ``{"waves_per_eu": [1, 2], "maxnreg": [64, 128]}`` (their
+    cartesian product, expanded and counted by the library, in this
+    order)."""
     if hint_sets is None:
         return "[{}]"
-    if isinstance(hint_sets, (str, bytes, Mapping)) or not isinstance(hint_sets, Sequence):
+    if isinstance(hint_sets, Mapping):
+        return json.dumps(_check_hint_set("hint_sets", hint_sets))
+    if isinstance(hint_sets, (str, bytes)) or not isinstance(hint_sets, Sequence):
         raise InvalidInputError("hint_sets must be a list of dicts, e.g. "
-                                "[{}, {'waves_per_eu': 2}], got %r" % (hint_sets,))
+                                "[{}, {'waves_per_eu': 2}], or a dict of lists, "
+                                "got %r" % (hint_sets,))
+    checked = []
     for i, hints in enumerate(hint_sets):
         if not isinstance(hints, Mapping):
             raise InvalidInputError("hint set #%d must be a dict, got %r" % (i, hints))
-        for key, value in hints.items():
-            if not isinstance(key, str) or not isinstance(value, (int, bool, str)):
-                raise InvalidInputError(
-                    "hint set #%d: %r = %r: names are strings, values int, bool or str"
-                    % (i, key, value))
-            # bool is an int subclass: True would compile as maxnreg=1.
-            if isinstance(value, bool) and _hints.hint_type(key) == "int":
-                raise InvalidInputError(
-                    "hint set #%d: %r = %r: %s takes an int, not a bool"
-                    % (i, key, value, key))
-    return json.dumps([dict(h) for h in hint_sets] or [{}])
+        checked.append(_check_hint_set("hint set #%d" % i, hints))
+    return json.dumps(checked or [{}])
 
 
 class Compiler(_OwnedHandle):
@@ -327,7 +355,7 @@ class Compiler(_OwnedHandle):
 
     def compile(self, source: Union[str, bytes], *, pipeline: Optional[str] = None,
                 target: str = "rocdl:gfx942",
-                hint_sets: Optional[Sequence[Mapping[str, HintValue]]] = None) -> Result:
+                hint_sets: Optional[HintSets] = None) -> Result:
         """Compiles ``source`` (MLIR text or bytecode) once per hint set.
 
         :param pipeline: the full pass pipeline, gpu-module-to-binary
@@ -335,7 +363,10 @@ class Compiler(_OwnedHandle):
         :param target: ``rocdl:<chip>`` or ``nvvm:<sm_XX>``; part of the
             cache key.
         :param hint_sets: dicts such as ``{"waves_per_eu": 2, "maxnreg": 128}``;
-            None or [] is one empty set (the backend's defaults).
+            None or [] is one empty set (the backend's defaults). A dict of
+            lists, ``{"waves_per_eu": [1, 2], "maxnreg": [64, 128]}``, alone
+            or in the list, is the cartesian product of the lists (the
+            first varies slowest).
         :raises InvalidInputError: bad arguments, before anything compiles.
         :raises CompileError: the compile as a whole failed.
         :returns: one Variant per hint set; a failing (or crashing) variant

@@ -68,12 +68,14 @@ static cl::opt<std::string> targetOpt(
     cl::cat(tuneCategory));
 static cl::opt<std::string>
     hintsOpt("hints",
-             cl::desc("Hint sets 'k=v,k=v;k=v' (default: the bundled 8 sets "
+             cl::desc("Hint sets 'k=v,k=v;k=v', or a product 'k=v1,v2 x "
+                      "k=v1,v2' (default: the bundled 8 sets "
                       "on rocdl, maxnreg=128/64/32 on nvvm)"),
              cl::value_desc("sets"), cl::cat(tuneCategory));
 static cl::opt<std::string>
     hintsFileOpt("hints-file",
-                 cl::desc("JSON list of hint-set objects, after --hints "
+                 cl::desc("JSON list of hint-set objects (an object of lists: "
+                          "their product), after --hints "
                           "(default: none)"),
                  cl::value_desc("file.json"), cl::cat(tuneCategory));
 static cl::opt<std::string> pipelineOpt(
