@@ -326,8 +326,10 @@ void CacheKeyLock::tryLock() {
   // Held by this process (another thread, a repeated key): never wait on
   // ourselves; compute without the lock. A lock name that is not a regular
   // file (a FIFO, a link to /dev/zero) would block or exhaust memory in
-  // LockFileManager's read of it.
-  if (held.paths.contains(path) || existsAsNonRegularFile(path + ".lock")) {
+  // LockFileManager's read of it. LockFileManager's own lock is a symbolic
+  // link to a regular file, so the link is followed.
+  if (held.paths.contains(path) ||
+      existsAsNonRegularFile(path + ".lock", FinalSymlink::Follow)) {
     state = State::Unavailable;
     return;
   }
@@ -470,7 +472,7 @@ std::unique_ptr<CacheKeyLock> CompileCache::lock(StringRef kind,
   if (!enabled() || !ensureDirectory())
     return std::make_unique<CacheKeyLock>();
   std::string path = entryPath(kind, key);
-  if (existsAsNonRegularFile(path + ".lock")) {
+  if (existsAsNonRegularFile(path + ".lock", FinalSymlink::Follow)) {
     warn(formatv("cache lock '{0}.lock' is not a regular file; compiling "
                  "without the lock",
                  path));
@@ -555,7 +557,8 @@ void CompileCache::prune() {
   // cache's own, so whatever else is there goes.
   SmallString<256> timestamp(config.directory);
   sys::path::append(timestamp, "llvmcache.timestamp");
-  if (existsAsNonRegularFile(timestamp) && sys::fs::remove(timestamp)) {
+  // ::unlink, not sys::fs::remove, which refuses to remove a FIFO.
+  if (existsAsNonRegularFile(timestamp) && ::unlink(timestamp.c_str()) != 0) {
     std::lock_guard<std::mutex> lock(mutex);
     warn(formatv("not pruning the cache: '{0}' is not a regular file and "
                  "cannot be removed",

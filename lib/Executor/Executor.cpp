@@ -77,18 +77,19 @@ executePlan(ReplayExecutor &executor, const ReplayWork &work,
     locks[k].reset();
     if (options.finished)
       options.finished(entries[k], results[k], origin);
+    // In plan order, so progress lines count up as the entries are listed.
     SmallVector<std::pair<unsigned, unsigned>> pending; // (copy, original)
     for (unsigned copy : copiesOf[k])
       pending.emplace_back(copy, k);
-    while (!pending.empty()) {
-      auto [copy, original] = pending.pop_back_val();
+    for (size_t next = 0; next < pending.size(); ++next) {
+      auto [copy, original] = pending[next];
       copyVariantOutcome(results[copy], results[original]);
       label(copy);
       settled[copy] = true;
       if (options.finished)
         options.finished(entries[copy], results[copy], VariantOrigin::Copied);
-      for (unsigned next : copiesOf[copy])
-        pending.emplace_back(next, copy);
+      for (unsigned further : copiesOf[copy])
+        pending.emplace_back(further, copy);
     }
   };
   // Capturing compiles want every variant's own LLVM IR and ISA: nothing is

@@ -1,6 +1,7 @@
 //===- SlurmArray.cpp - Work items as one Slurm job array -----------------===//
 
 #include "fly/Executor/SlurmArray.h"
+#include "fly/Support/Interrupts.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -293,9 +294,6 @@ void cancelLiveArrays() {
     if (pid > 0)
       waitpid(pid, nullptr, 0);
   }
-  // LLVM's handler has restored the default actions: die as interrupted.
-  signal(SIGINT, SIG_DFL);
-  raise(SIGINT);
 }
 
 /// Registers `arrayId` for cancellation on SIGINT/SIGTERM; -1 when full.
@@ -315,7 +313,7 @@ int registerLiveArray(StringRef arrayId) {
     std::memcpy(liveArrays[i], arrayId.data(), arrayId.size());
     liveArrays[i][arrayId.size()] = 0;
     liveSlot[i].store(true);
-    llvm::sys::SetInterruptFunction(cancelLiveArrays);
+    addInterruptCallback(cancelLiveArrays);
     return i;
   }
   return -1;

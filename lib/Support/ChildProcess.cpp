@@ -1,6 +1,7 @@
 //===- ChildProcess.cpp - Child processes that a time limit ends wholly ---===//
 
 #include "fly/Support/ChildProcess.h"
+#include "fly/Support/Interrupts.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -33,21 +34,30 @@ constexpr unsigned kMaxLive = 1024;
 std::atomic<pid_t> liveGroups[kMaxLive];
 std::atomic<unsigned> liveCount{0};
 
+/// SIGTERM first, so that a child which is itself a fly tool ends the
+/// groups it started (its ptxas) before SIGKILL ends it.
 void killLiveGroups() {
+  bool any = false;
+  for (std::atomic<pid_t> &group : liveGroups)
+    if (pid_t pgid = group.load()) {
+      ::kill(-pgid, SIGTERM);
+      any = true;
+    }
+  if (!any)
+    return;
+  struct timespec grace = {0, 50 * 1000 * 1000};
+  ::nanosleep(&grace, nullptr);
   for (std::atomic<pid_t> &group : liveGroups)
     if (pid_t pgid = group.load())
       ::kill(-pgid, SIGKILL);
-  // LLVM's handler has restored the default actions: die as interrupted.
-  ::signal(SIGINT, SIG_DFL);
-  ::raise(SIGINT);
 }
 
 void registerLive(pid_t pgid) {
   for (std::atomic<pid_t> &group : liveGroups) {
     pid_t none = 0;
     if (group.compare_exchange_strong(none, pgid)) {
-      if (liveCount++ == 0)
-        sys::SetInterruptFunction(killLiveGroups);
+      ++liveCount;
+      addInterruptCallback(killLiveGroups);
       return;
     }
   }
@@ -174,6 +184,17 @@ std::optional<ChildExit> ChildProcess::poll() {
 ChildExit ChildProcess::kill(bool timedOut) {
   if (ended || pid <= 0)
     return ended.value_or(ChildExit());
+  // SIGTERM, and a moment to act on it: a child that is a fly tool ends the
+  // process groups it started itself (they are not in this group).
+  ::kill(-pid, SIGTERM);
+  for (int i = 0; i < 50; ++i) {
+    siginfo_t info;
+    std::memset(&info, 0, sizeof(info));
+    if (::waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid != 0)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   ::kill(-pid, SIGKILL);
   ::kill(pid, SIGKILL);
   int status = 0;

@@ -3,6 +3,7 @@
 #include "fly/Support/OutputDirectory.h"
 
 #include "fly/Support/FileName.h"
+#include "fly/Support/Interrupts.h"
 #include "fly/Support/SafeFile.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -130,9 +131,6 @@ static void onInterrupt() {
     if (fd >= 0)
       ::close(fd);
   }
-  // The handler restored the default actions before calling this: re-raise
-  // to end the process as interrupted.
-  ::raise(SIGINT);
 }
 
 /// Whether the interrupt handler now cleans `staging` as a whole.
@@ -143,7 +141,7 @@ static bool registerLive(StringRef staging) {
     std::memcpy(signalStaging, staging.data(), staging.size());
     signalStaging[staging.size()] = '\0';
     signalStagingSet.store(true);
-    sys::SetInterruptFunction(onInterrupt);
+    addInterruptCallback(onInterrupt);
     return true;
   }
   return false;
@@ -154,7 +152,6 @@ static void unregisterLive(StringRef staging) {
   liveStaging.erase(staging);
   if (signalStagingSet.load() && staging == StringRef(signalStaging)) {
     signalStagingSet.store(false);
-    sys::SetInterruptFunction(nullptr);
   }
 }
 

@@ -72,9 +72,10 @@ Expected<std::string> readRegularFileText(const Twine &path, uint64_t maxBytes,
   return (*buffer)->getBuffer().str();
 }
 
-bool existsAsNonRegularFile(const Twine &path) {
+bool existsAsNonRegularFile(const Twine &path, FinalSymlink symlink) {
   sys::fs::file_status status;
-  if (sys::fs::status(path, status, /*Follow=*/false))
+  if (sys::fs::status(path, status,
+                      /*Follow=*/symlink == FinalSymlink::Follow))
     return false;
   return status.type() != sys::fs::file_type::regular_file;
 }

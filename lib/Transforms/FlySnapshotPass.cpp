@@ -152,8 +152,8 @@ void FlySnapshotPass::runOnOperation() {
         << snapshotFormat << "'";
     return signalPassFailure();
   }
-  if (failed(fly::verifyCheckpointPosition(module, "fly-snapshot")))
-    return signalPassFailure();
+  // The options are checked before the module: a bad hints file is the
+  // error whatever the module is.
   FailureOr<std::vector<fly::HintSet>> hintSets = collectHintSets();
   if (failed(hintSets))
     return signalPassFailure();
@@ -165,6 +165,8 @@ void FlySnapshotPass::runOnOperation() {
           << "fly-snapshot: out-dir: " << toString(std::move(err));
       return signalPassFailure();
     }
+  if (failed(fly::verifyCheckpointPosition(module, "fly-snapshot")))
+    return signalPassFailure();
 
   if (!snapshotFile.empty() &&
       failed(fly::writeSnapshot(module, snapshotFile, *format)))

@@ -46,6 +46,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
+#include <cmath>
+
 #include "BundledExample.inc"
 #include "SlurmOptions.h"
 
@@ -391,9 +393,13 @@ static int reportKernel(const fly::CompileJob &job, fly::CompileResult &result,
     if (v.skipped)
       skipped.push_back(v.id);
   if (!skipped.empty())
-    llvm::errs() << "fly-tune: the time budget of " << timeBudgetOpt
-                 << " s was spent: skipped " << count(skipped.size(), "variant")
-                 << ": " << llvm::join(skipped, ", ") << "\n";
+    llvm::errs()
+        << "fly-tune: the time budget of "
+        << (timeBudgetOpt == std::floor(timeBudgetOpt)
+                ? std::to_string(static_cast<long long>(timeBudgetOpt))
+                : llvm::formatv("{0:f2}", timeBudgetOpt.getValue()).str())
+        << " s was spent: skipped " << count(skipped.size(), "variant") << ": "
+        << llvm::join(skipped, ", ") << "\n";
   // The whole cause (a ptxas log, say), under the variant it belongs to;
   // when all failed, the first one's (the others are in the manifest).
   auto printFailures = [&](bool firstOnly) {

@@ -42,9 +42,11 @@ readRegularFileText(const llvm::Twine &path, uint64_t maxBytes,
                     FinalSymlink symlink = FinalSymlink::Follow);
 
 /// Whether `path` names something that is not a regular file (a FIFO, a
-/// device, a directory, a symbolic link), without following a final link
-/// or opening it. False when nothing is there.
-bool existsAsNonRegularFile(const llvm::Twine &path);
+/// device, a directory; with FinalSymlink::Refuse a symbolic link too),
+/// without opening it. False when nothing is there (or a followed link
+/// dangles).
+bool existsAsNonRegularFile(const llvm::Twine &path,
+                            FinalSymlink symlink = FinalSymlink::Refuse);
 
 /// Writes `contents` to `path` through a unique temporary beside it (created
 /// exclusively, removed on signals) renamed into place once complete.

@@ -30,7 +30,8 @@ bitcode = os.path.join(kit, "amdgcn", "bitcode")
 if not os.path.lexists(bitcode):
     os.symlink(os.path.realpath(os.path.join(toolkit, "amdgcn", "bitcode")), bitcode)
 lld = os.path.join(kit, "llvm", "bin", "ld.lld")
-real_lld = os.path.realpath(os.path.join(toolkit, "llvm", "bin", "ld.lld"))
+# Not resolved: the final link to `lld` would lose the ld.lld flavour.
+real_lld = os.path.abspath(os.path.join(toolkit, "llvm", "bin", "ld.lld"))
 with open(lld, "w") as f:
     f.write(f"""#!/bin/sh
 # fly-kill-resume-gate
@@ -57,10 +58,12 @@ def environment(name, gate, passing):
 
 
 def entries(cache):
+    # Not the locks: "<entry>.lock", and LockFileManager's "<entry>.lock-XXXXXX"
+    # that a SIGKILL leaves behind.
     if not os.path.isdir(cache):
         return 0
     return sum(1 for f in os.listdir(cache)
-               if f.startswith("llvmcache-binary-") and not f.endswith(".lock"))
+               if f.startswith("llvmcache-binary-") and ".lock" not in f)
 
 
 def objects(out):
@@ -80,8 +83,12 @@ for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGKILL):
         open(gate, "w").close()
         env = environment(name, gate, k)
         out = os.path.join(work, name)
+        # SIGINT at its default action, as in a terminal: lit's workers
+        # ignore it, and an ignored SIGINT stays ignored across exec.
         run = subprocess.Popen(command(out), env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+                               stderr=subprocess.DEVNULL,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                                signal.SIG_DFL))
         # K variants stored and the next one held at the gate.
         cache = env["FLY_CACHE_DIR"]
         deadline = time.monotonic() + 120
