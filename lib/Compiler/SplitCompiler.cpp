@@ -184,7 +184,10 @@ SplitCompiler::compileMany(ArrayRef<CompileJob> jobs) {
     llvm::StdThreadPool pool(llvm::hardware_concurrency(std::max(1u, drivers)));
     for (auto [k, job] : llvm::enumerate(jobs))
       pool.async([&, k = k, &job = job] {
-        slots[k] = compileKernel(job, *executor, k);
+        if (options.cancelled && options.cancelled())
+          slots[k] = failure();
+        else
+          slots[k] = compileKernel(job, *executor, k);
       });
     pool.wait();
   }

@@ -141,6 +141,8 @@ LogicalResult SplitCompiler::runVariants(ModuleOp preBinary,
     return runPipeline(pipeline, container, /*dump=*/false);
   };
   ReplayWork work{preBinary, plan, runner};
+  if (options.cancelled)
+    work.mayStart = [this] { return !options.cancelled(); };
   FailureOr<std::vector<VariantResult>> variants =
       executePlan(executor, work, plan.all(), run);
   if (failed(variants))

@@ -96,6 +96,10 @@ struct SplitCompilerOptions {
   std::function<void(unsigned kernel, unsigned entry,
                      const VariantResult &variant, bool fromCache)>
       variantFinished;
+  /// Asked before each kernel's phase 1 and each variant starts; true:
+  /// nothing more starts (a kernel not begun fails without a diagnostic,
+  /// variants not begun have no objects). Null = never.
+  std::function<bool()> cancelled;
 
   static SplitCompilerOptions fromEnvironment();
 };
