@@ -315,7 +315,8 @@ class Run:
         return self._pipes[key]
 
     def fly_cmd(self, target, inp, hints, p, out):
-        return [self.a.fly_tune, inp, f"--target={target}:{self.chip(target)}",
+        inps = inp if isinstance(inp, list) else [inp]
+        return [self.a.fly_tune, *inps, f"--target={target}:{self.chip(target)}",
                 f"--toolkit={self.toolkit(target)}", f"--hints-file={hints}",
                 f"--jobs={p}", f"--out-dir={out}", "--no-cache", "--quiet"]
 
@@ -361,12 +362,32 @@ class Run:
         return True
 
     def fly_run(self, target, inps, hints_path, p, tag):
-        """fly-tune over each input in turn (one sweep per kernel)."""
+        """fly-tune over the inputs: several are ONE sweep (one process, each
+        kernel's phase 1 side by side, every replay on one pool), its
+        outputs in <out>/<kernel stem>; with --per-kernel-fly one fly-tune
+        per kernel in turn."""
         total = {"wall_s": 0.0, "cpu_s": 0.0, "peak_rss_mb": 0.0, "failures": [],
                  "samples": [], "manifests": []}
-        for k, inp in enumerate(inps):
-            out = os.path.join(self.work, f"fly-{tag}-{k}")
+        if len(inps) > 1 and not self.a.per_kernel_fly:
+            out = os.path.join(self.work, f"fly-{tag}-sweep")
             shutil.rmtree(out, ignore_errors=True)
+            # fly-tune's folders: each input's stem, -2, -3... when repeated.
+            stems, taken = [], set()
+            for i in inps:
+                stem = base = os.path.splitext(os.path.basename(i))[0]
+                n = 2
+                while stem in taken:
+                    stem, n = f"{base}-{n}", n + 1
+                taken.add(stem)
+                stems.append(os.path.join(out, stem))
+            runs = [(inps, out, stems)]
+        else:
+            runs = []
+            for k, inp in enumerate(inps):
+                out = os.path.join(self.work, f"fly-{tag}-{k}")
+                shutil.rmtree(out, ignore_errors=True)
+                runs.append((inp, out, [out]))
+        for inp, out, dirs in runs:
             r = measure([self.fly_cmd(target, inp, hints_path, p, out)], 1, self.a.sample_ms,
                         self.log, self.deadline())
             total["wall_s"] += r["wall_s"]
@@ -375,26 +396,31 @@ class Run:
             total["failures"] += r["failures"]
             total["cut"] = total.get("cut", False) or r["cut"]
             total["samples"] += r.get("samples", [])
-            try:
-                with open(os.path.join(out, "manifest.json")) as f:
-                    m = json.load(f)
-                vs = [v for v in m["variants"] if v.get("status") == "ok"]
-                busy = sum(v.get("replay_ms", 0) / max(v.get("replayed_with", 1), 1) for v in vs)
-                total["manifests"].append({
-                    "prefix_ms": m.get("prefix_ms"), "replay_ms": m.get("replay_ms"),
-                    "total_ms": m.get("total_ms"), "variants_ok": len(vs),
-                    "variants": len(m["variants"]),
-                    "variant_busy_ms": round(busy, 1),
-                    "utilisation": round(busy / (p * m["replay_ms"]), 3)
-                    if m.get("replay_ms") else None,
-                    "isa_shared": sum(1 for v in vs if v.get("isa_from") not in (None, v["index"])),
-                })
-            except (OSError, ValueError, KeyError):
-                pass
+            for d in dirs:
+                self.read_manifest(d, p, total)
             shutil.rmtree(out, ignore_errors=True)
         for k in ("wall_s", "cpu_s"):
             total[k] = round(total[k], 3)
         return total
+
+    def read_manifest(self, out, p, total):
+        """One kernel's manifest.json: phase times and pool utilisation."""
+        try:
+            with open(os.path.join(out, "manifest.json")) as f:
+                m = json.load(f)
+            vs = [v for v in m["variants"] if v.get("status") == "ok"]
+            busy = sum(v.get("replay_ms", 0) / max(v.get("replayed_with", 1), 1) for v in vs)
+            total["manifests"].append({
+                "prefix_ms": m.get("prefix_ms"), "replay_ms": m.get("replay_ms"),
+                "total_ms": m.get("total_ms"), "variants_ok": len(vs),
+                "variants": len(m["variants"]),
+                "variant_busy_ms": round(busy, 1),
+                "utilisation": round(busy / (p * m["replay_ms"]), 3)
+                if m.get("replay_ms") else None,
+                "isa_shared": sum(1 for v in vs if v.get("isa_from") not in (None, v["index"])),
+            })
+        except (OSError, ValueError, KeyError):
+            pass
 
     def compare(self, target, workload, inps, n, p, reps, with_serial):
         """One (target, workload, P, N) cell: naive(-parallel) and fly."""
@@ -552,6 +578,9 @@ def main(argv):
     p.add_argument("--sample-ms", type=int, default=100,
                    help="/proc sampling period of fly and naive-parallel runs (0: off)")
     p.add_argument("--budget-s", type=float, default=480)
+    p.add_argument("--per-kernel-fly", action="store_true",
+                   help="run fly-tune once per kernel of a multi-kernel workload, one after "
+                        "another (default: one multi-kernel sweep)")
     p.add_argument("--config-n", type=int, default=16,
                    help="hint sets per kernel of the config-space workload (default 16)")
     p.add_argument("--small", action="store_true",

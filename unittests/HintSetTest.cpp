@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cstdlib>
 #include <ostream>
 #include <set>
 #include <string>
@@ -387,6 +388,124 @@ TEST(ParseHintSets, ErrorNamesTheSet) {
   EXPECT_NE(err.find("unterminated quote"), std::string::npos) << err;
 }
 
+TEST(ParseHintSets, CartesianProduct) {
+  Expected<std::vector<HintSet>> sets =
+      parseHintSets("waves_per_eu=1,2,4 x maxnreg=64,128");
+  ASSERT_TRUE(static_cast<bool>(sets)) << llvm::toString(sets.takeError());
+  // The first factor varies slowest, as itertools.product.
+  EXPECT_EQ(canonicalsOf(*sets),
+            (std::vector<std::string>{
+                "maxnreg=64,waves_per_eu=1", "maxnreg=128,waves_per_eu=1",
+                "maxnreg=64,waves_per_eu=2", "maxnreg=128,waves_per_eu=2",
+                "maxnreg=64,waves_per_eu=4", "maxnreg=128,waves_per_eu=4"}));
+}
+
+TEST(ParseHintSets, ProductBesideExplicitSets) {
+  // One factor alone, quoted values, and explicit sets around a product.
+  Expected<std::vector<HintSet>> sets =
+      parseHintSets("O=1;waves_per_eu=1,2;opts='-a,b',\"-c\" x O=2;maxnreg=64");
+  ASSERT_TRUE(static_cast<bool>(sets)) << llvm::toString(sets.takeError());
+  EXPECT_EQ(canonicalsOf(*sets),
+            (std::vector<std::string>{"O=1", "waves_per_eu=1", "waves_per_eu=2",
+                                      "O=2,opts=\"-a,b\"", "O=2,opts=-c",
+                                      "maxnreg=64"}));
+  // The explicit syntax is unchanged: every item names its hint.
+  sets = parseHintSets("waves_per_eu=2,maxnreg=64");
+  ASSERT_TRUE(static_cast<bool>(sets)) << llvm::toString(sets.takeError());
+  EXPECT_EQ(canonicalsOf(*sets),
+            (std::vector<std::string>{"maxnreg=64,waves_per_eu=2"}));
+}
+
+TEST(ParseHintSets, ProductErrorsNameTheColumn) {
+  //                                  1234567890123456789012345678
+  std::string err = errorOf(parseHintSets("waves_per_eu=1,2 x maxnreg=64,x"));
+  EXPECT_NE(err.find("column 31:"), std::string::npos) << err;
+  EXPECT_NE(err.find("expects an integer"), std::string::npos) << err;
+
+  err = errorOf(parseHintSets("O=1;waves_per_eu=1,2 x bogus=1"));
+  EXPECT_NE(err.find("column 24:"), std::string::npos) << err;
+  EXPECT_NE(err.find("unknown hint 'bogus'"), std::string::npos) << err;
+
+  err = errorOf(parseHintSets("waves_per_eu=1,maxnreg=64,128"));
+  EXPECT_NE(err.find("column 16: 'maxnreg=64' starts a second hint"),
+            std::string::npos)
+      << err;
+
+  err = errorOf(parseHintSets("maxnreg=32 x maxnreg=64"));
+  EXPECT_NE(err.find("column 14: hint 'maxnreg' is in two factors"),
+            std::string::npos)
+      << err;
+
+  err = errorOf(parseHintSets("waves_per_eu=1,2 x 64,128"));
+  EXPECT_NE(err.find("column 20: factor '64,128' names no hint"),
+            std::string::npos)
+      << err;
+}
+
+TEST(ParseHintSets, ProductCountedBeforeExpanding) {
+  // 10^12 sets: refused from the factor sizes, nothing is built.
+  std::string factor = "=1,2,3,4,5,6,7,8,9,10";
+  std::string text;
+  for (const char *key : {"waves_per_eu", "maxnreg", "func.a", "func.b",
+                          "func.c", "func.d", "func.e", "func.f"})
+    text += std::string(text.empty() ? "" : " x ") + key + factor;
+  std::string err = errorOf(parseHintSets(text));
+  EXPECT_NE(err.find("more than the 10000 allowed"), std::string::npos) << err;
+
+  // The cap counts the expanded sets, explicit ones included.
+  ::setenv("FLY_MAX_HINT_SETS", "6", 1);
+  bool six =
+      static_cast<bool>(parseHintSets("waves_per_eu=1,2,4 x maxnreg=64,128"));
+  err = errorOf(parseHintSets("O=1;waves_per_eu=1,2,4 x maxnreg=64,128"));
+  ::unsetenv("FLY_MAX_HINT_SETS");
+  EXPECT_TRUE(six);
+  EXPECT_NE(err.find("column 5: the product of 2 factor(s) makes 6 hint "
+                     "set(s): 7 hint sets are more than the 6 allowed"),
+            std::string::npos)
+      << err;
+}
+
+TEST(ParseHintSetsJSON, ObjectOfListsIsAProduct) {
+  // Factors in the order the text has them, not llvm::json's.
+  Expected<std::vector<HintSet>> sets =
+      parseHintSetsJSON(R"({"waves_per_eu": [1, 2, 4], "maxnreg": [64, 128]})");
+  ASSERT_TRUE(static_cast<bool>(sets)) << llvm::toString(sets.takeError());
+  EXPECT_EQ(canonicalsOf(*sets), canonicalsOf(cantFail(parseHintSets(
+                                     "waves_per_eu=1,2,4 x maxnreg=64,128"))));
+
+  // Inside a list: explicit sets and products side by side; a scalar in a
+  // product is a factor of one value.
+  sets = parseHintSetsJSON(
+      R"([{"O": 1}, {"maxnreg": [32, 64], "fast_fp_math": true}, {}])");
+  ASSERT_TRUE(static_cast<bool>(sets)) << llvm::toString(sets.takeError());
+  EXPECT_EQ(canonicalsOf(*sets),
+            (std::vector<std::string>{"O=1", "fast_fp_math=1,maxnreg=32",
+                                      "fast_fp_math=1,maxnreg=64", ""}));
+}
+
+TEST(ParseHintSetsJSON, ProductErrorsNameLineAndColumn) {
+  std::string err = errorOf(parseHintSetsJSON("[{\"O\": 1},\n"
+                                              " {\"waves_per_eu\": [1, 2],\n"
+                                              "  \"maxnreg\": [64, \"x\"]}]"));
+  EXPECT_NE(err.find("hint set #1: line 3, column 19:"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("expects an integer"), std::string::npos) << err;
+
+  err = errorOf(parseHintSetsJSON("{\"maxnreg\": [64, true]}"));
+  EXPECT_NE(err.find("line 1, column 18: hint 'maxnreg' takes an integer"),
+            std::string::npos)
+      << err;
+
+  err = errorOf(parseHintSetsJSON("{\"waves_per_eu\": [1],\n \"bogus\": [1]}"));
+  EXPECT_NE(err.find("line 2, column 2:"), std::string::npos) << err;
+  EXPECT_NE(err.find("unknown hint 'bogus'"), std::string::npos) << err;
+
+  err = errorOf(parseHintSetsJSON("{\"waves_per_eu\": []}"));
+  EXPECT_NE(err.find("line 1, column 2: hint 'waves_per_eu' has no values"),
+            std::string::npos)
+      << err;
+}
+
 //===----------------------------------------------------------------------===//
 // parseHintSetsJSON
 //===----------------------------------------------------------------------===//
@@ -489,7 +608,9 @@ TEST(ParseHintSetsJSON, WrongTypes) {
   EXPECT_NE(err.find("hint set #1"), std::string::npos) << err;
   EXPECT_NE(err.find("must be a JSON object"), std::string::npos) << err;
 
-  for (StringRef text : {R"([{"maxnreg": 1.5}])", R"([{"maxnreg": [64]}])",
+  // A list value is a product's factor ({"maxnreg": [64]} is one set); its
+  // elements are scalars.
+  for (StringRef text : {R"([{"maxnreg": 1.5}])", R"([{"maxnreg": [[64]]}])",
                          R"([{"maxnreg": null}])", R"([{"maxnreg": {}}])"}) {
     err = errorOf(parseHintSetsJSON(text));
     EXPECT_NE(err.find("hint set #0"), std::string::npos)

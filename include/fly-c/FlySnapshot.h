@@ -88,6 +88,55 @@ FLY_CAPI_EXPORTED FlyResult flyCompilerCompile(
     FlyCompiler compiler, const char *source, size_t sourceSize,
     const char *pipeline, const char *hintSetsJSON, const char *chip);
 
+/** One kernel of a sweep: `name` (NUL-terminated; it names the kernel in
+ *  diagnostics and in each of its variants' JSON, "kernel") and its source
+ *  (MLIR text or bytecode, `sourceSize` bytes). The strings are read during
+ *  the call only. */
+typedef struct FlySweepKernel {
+  const char *name;
+  const char *source;
+  size_t sourceSize;
+} FlySweepKernel;
+
+/** A finished variant, as a sweep hands it to its callback: valid only
+ *  during that call (copy what is kept). */
+typedef struct FlyVariant {
+  const void *ptr;
+} FlyVariant;
+
+/** The number of objects of `variant`, and the bytes of one (`*size`
+ *  receives their count; NULL and 0 if out of range). Valid only during the
+ *  callback. */
+FLY_CAPI_EXPORTED size_t flyVariantGetNumObjects(FlyVariant variant);
+FLY_CAPI_EXPORTED const void *flyVariantGetObject(FlyVariant variant,
+                                                  size_t object, size_t *size);
+
+/** Called once per variant the moment it is final (compiled and stored in
+ *  the cache, from the cache, or copied from an identical one), one call at
+ *  a time, from a library thread. `variantJSON` is what
+ *  flyResultGetVariantJSON returns for it, plus "kernel" (its kernel's name)
+ *  and "kernel_index"; it lives until the callback returns. Returning true
+ *  cancels the sweep: no further variant or kernel starts (those running
+ *  finish and are still reported). */
+typedef bool (*FlyVariantCallback)(FlyVariant variant, const char *variantJSON,
+                                   void *userData);
+
+/** Several kernels as one sweep (fly::SplitCompiler::compileMany): each
+ *  kernel's phase 1 side by side, every replay of every kernel on the
+ *  compiler's one executor, `pipeline`, `hintSetsJSON` and `chip` as in
+ *  flyCompilerCompile, for every kernel. `optionsJSON` is NULL or an object
+ *  with "variant_timeout" and "time_budget" (seconds, as in
+ *  flyCompilerCreate) for this sweep. `callback` (may be NULL) sees each
+ *  variant as it finishes. Returns a result with every variant, kernel by
+ *  kernel in `kernels` order; it succeeded when at least one kernel
+ *  compiled (the diagnostics of a kernel that failed as a whole, or was
+ *  cancelled before it began, are in flyResultGetError). Errors never
+ *  abort; calls on one compiler are serialised. */
+FLY_CAPI_EXPORTED FlyResult flyCompilerSweep(
+    FlyCompiler compiler, const FlySweepKernel *kernels, size_t numKernels,
+    const char *pipeline, const char *hintSetsJSON, const char *chip,
+    const char *optionsJSON, FlyVariantCallback callback, void *userData);
+
 /** Checks the arguments flyCompilerCompile checks before it compiles:
  *  `hintSetsJSON` (as there; NULL or "" is fine) and `chip`. Returns false
  *  on the first bad one, flyGetLastError() saying which and why ("bad hint
@@ -137,7 +186,8 @@ FLY_CAPI_EXPORTED void flyResultDestroy(FlyResult result);
 /** Writes a successful result the way fly-tune writes its --out-dir: per
  *  successful variant `<id>.mlir` and one raw object per gpu.module, then
  *  `manifest.json` (every variant, failed ones included). Returns false on
- *  a failed result or an I/O error; flyGetLastError() says why. */
+ *  a failed result, a sweep result of several kernels, or an I/O error;
+ *  flyGetLastError() says why. */
 FLY_CAPI_EXPORTED bool flyResultWrite(FlyResult result, const char *outDir);
 
 /** fly-tune's lowering preset for plain gpu-dialect input on `target`

@@ -27,6 +27,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <cmath>
 #include <dlfcn.h>
 #include <memory>
@@ -43,7 +44,7 @@ using namespace mlir;
 namespace {
 
 struct CompilerImpl {
-  explicit CompilerImpl(fly::SplitCompilerOptions options) {
+  explicit CompilerImpl(fly::SplitCompilerOptions options) : options(options) {
     fly::registerCompilerDialects(registry);
     context = std::make_unique<MLIRContext>(registry);
     context->loadAllAvailableDialects();
@@ -51,6 +52,8 @@ struct CompilerImpl {
         std::make_unique<fly::SplitCompiler>(*context, std::move(options));
   }
 
+  /// What the compiler was made with; a sweep's own compiler starts there.
+  fly::SplitCompilerOptions options;
   DialectRegistry registry;
   std::unique_ptr<MLIRContext> context;
   std::unique_ptr<fly::SplitCompiler> compiler;
@@ -63,6 +66,8 @@ struct ResultImpl {
   std::string error;
   std::vector<fly::VariantResult> variants;
   std::vector<std::string> variantJSON;
+  /// Per variant: the position of its kernel (sweeps; 0 for a compile).
+  std::vector<size_t> kernelOf;
   /// The manifest's top level (fly::getSweepHeader), for flyResultWrite.
   fly::SweepHeader header;
 };
@@ -93,6 +98,48 @@ void appendLine(std::string &out, llvm::StringRef line) {
   if (!out.empty() && out.back() != '\n')
     out += '\n';
   out += line.str();
+}
+
+/// A diagnostic as one line (notes after it) of the result's error text.
+LogicalResult captureDiagnostic(Diagnostic &diag, ResultImpl *r,
+                                std::mutex &mutex) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  switch (diag.getSeverity()) {
+  case DiagnosticSeverity::Error:
+    os << "error: ";
+    break;
+  case DiagnosticSeverity::Warning:
+    os << "warning: ";
+    break;
+  case DiagnosticSeverity::Note:
+    os << "note: ";
+    break;
+  case DiagnosticSeverity::Remark:
+    os << "remark: ";
+    break;
+  }
+  os << diag.getLocation() << ": " << diag;
+  for (const Diagnostic &note : diag.getNotes())
+    os << "\nnote: " << note.getLocation() << ": " << note;
+  std::lock_guard<std::mutex> lock(mutex);
+  appendLine(r->error, text);
+  return success();
+}
+
+/// A variant's JSON as results and callbacks hand it out.
+std::string variantText(const fly::VariantResult &variant, bool fromCache,
+                        const std::string *kernel, size_t kernelIndex) {
+  llvm::json::Object json = fly::variantToJSON(variant, {});
+  json["from_cache"] = fromCache;
+  if (kernel) {
+    json["kernel"] = *kernel;
+    json["kernel_index"] = static_cast<int64_t>(kernelIndex);
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(std::move(json));
+  return text;
 }
 
 } // namespace
@@ -256,28 +303,7 @@ FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
   std::lock_guard<std::mutex> lock(impl->mutex);
   std::mutex diagMutex;
   ScopedDiagnosticHandler handler(impl->context.get(), [&](Diagnostic &diag) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    switch (diag.getSeverity()) {
-    case DiagnosticSeverity::Error:
-      os << "error: ";
-      break;
-    case DiagnosticSeverity::Warning:
-      os << "warning: ";
-      break;
-    case DiagnosticSeverity::Note:
-      os << "note: ";
-      break;
-    case DiagnosticSeverity::Remark:
-      os << "remark: ";
-      break;
-    }
-    os << diag.getLocation() << ": " << diag;
-    for (const Diagnostic &note : diag.getNotes())
-      os << "\nnote: " << note.getLocation() << ": " << note;
-    std::lock_guard<std::mutex> diagLock(diagMutex);
-    appendLine(r->error, text);
-    return success();
+    return captureDiagnostic(diag, r, diagMutex);
   });
 
   FailureOr<fly::CompileResult> result = failure();
@@ -306,6 +332,131 @@ FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
     llvm::raw_string_ostream os(text);
     os << llvm::json::Value(std::move(json));
     r->variantJSON.push_back(std::move(text));
+  }
+  return wrap(r);
+}
+
+size_t flyVariantGetNumObjects(FlyVariant variant) {
+  auto *v = static_cast<const fly::VariantResult *>(variant.ptr);
+  return v ? v->objects.size() : 0;
+}
+
+const void *flyVariantGetObject(FlyVariant variant, size_t object,
+                                size_t *size) {
+  auto *v = static_cast<const fly::VariantResult *>(variant.ptr);
+  if (size)
+    *size = 0;
+  if (!v || object >= v->objects.size())
+    return nullptr;
+  const std::string &bytes = v->objects[object].bytes;
+  if (size)
+    *size = bytes.size();
+  return bytes.data();
+}
+
+FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
+                           size_t numKernels, const char *pipeline,
+                           const char *hintSetsJSON, const char *chip,
+                           const char *optionsJSON, FlyVariantCallback callback,
+                           void *userData) {
+  CompilerImpl *impl = unwrap(compiler);
+  if (!impl)
+    return errorResult("null compiler");
+  if (!kernels || numKernels == 0)
+    return errorResult("no kernels: give at least one");
+  if (!pipeline || !*pipeline)
+    return errorResult("no pipeline");
+  std::vector<fly::HintSet> hintSets;
+  if (llvm::Error err = checkArguments(hintSetsJSON, chip, hintSets))
+    return errorResult(llvm::toString(std::move(err)));
+  if (hintSets.empty())
+    hintSets.emplace_back();
+  fly::SplitCompilerOptions options = impl->options;
+  if (optionsJSON && *optionsJSON) {
+    llvm::Expected<llvm::json::Value> parsed =
+        fly::parseJSONBounded(optionsJSON, "sweep options");
+    if (!parsed)
+      return errorResult(llvm::toString(parsed.takeError()));
+    const llvm::json::Object *object = parsed->getAsObject();
+    if (!object)
+      return errorResult("bad sweep options: expected a JSON object");
+    for (const auto &[key, value] : *object) {
+      std::optional<double> seconds = value.getAsNumber();
+      if ((key != "variant_timeout" && key != "time_budget") || !seconds ||
+          *seconds < 0 || !std::isfinite(*seconds))
+        return errorResult("bad sweep options: \"" + key.str() +
+                           "\" (expected variant_timeout, time_budget: "
+                           "seconds, not negative)");
+      if (key == "variant_timeout")
+        options.variantTimeoutSeconds =
+            static_cast<unsigned>(std::ceil(*seconds));
+      else
+        options.timeBudgetSeconds = *seconds;
+    }
+  }
+  std::vector<fly::CompileJob> jobs;
+  std::vector<std::string> names;
+  for (size_t k = 0; k < numKernels; ++k) {
+    const FlySweepKernel &kernel = kernels[k];
+    if (!kernel.source || kernel.sourceSize == 0)
+      return errorResult("kernel #" + std::to_string(k) + ": empty source");
+    fly::CompileJob job;
+    job.source.assign(kernel.source, kernel.sourceSize);
+    job.sourceName = kernel.name && *kernel.name
+                         ? std::string(kernel.name)
+                         : "<kernel " + std::to_string(k) + ">";
+    job.pipeline = pipeline;
+    job.chip = chip ? chip : "";
+    job.hintSets = hintSets;
+    names.push_back(job.sourceName);
+    jobs.push_back(std::move(job));
+  }
+
+  std::atomic<bool> cancelled{false};
+  options.cancelled = [&] { return cancelled.load(); };
+  options.variantFinished = [&](unsigned kernel, unsigned,
+                                const fly::VariantResult &variant,
+                                bool fromCache) {
+    if (!callback || cancelled)
+      return;
+    std::string text = variantText(variant, fromCache, &names[kernel], kernel);
+    if (callback(FlyVariant{&variant}, text.c_str(), userData))
+      cancelled = true;
+  };
+  auto *r = new ResultImpl;
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  std::mutex diagMutex;
+  ScopedDiagnosticHandler handler(impl->context.get(), [&](Diagnostic &diag) {
+    return captureDiagnostic(diag, r, diagMutex);
+  });
+  std::vector<FailureOr<fly::CompileResult>> results;
+  try {
+    fly::SplitCompiler sweeper(*impl->context, options);
+    results = sweeper.compileMany(jobs);
+  } catch (const std::exception &e) {
+    appendLine(r->error, std::string("error: ") + e.what());
+    return wrap(r);
+  }
+  for (auto [k, result] : llvm::enumerate(results)) {
+    if (failed(result)) {
+      appendLine(r->error, "error: kernel " + names[k] +
+                               (cancelled ? " was not compiled: the sweep "
+                                            "was cancelled"
+                                          : " failed as a whole"));
+      continue;
+    }
+    r->succeeded = true;
+    for (const std::string &w : result->warnings)
+      appendLine(r->error, "warning: " + names[k] + ": " + w);
+    if (k == 0)
+      r->header = fly::getSweepHeader("fly-capi", jobs[k], *result);
+    for (auto [i, variant] : llvm::enumerate(result->variants)) {
+      bool fromCache =
+          i < result->variantFromCache.size() && result->variantFromCache[i];
+      r->variantJSON.push_back(variantText(variant, fromCache, &names[k], k));
+      r->kernelOf.push_back(k);
+      r->variants.push_back(std::move(variant));
+    }
   }
   return wrap(r);
 }
@@ -383,6 +534,11 @@ bool flyResultWrite(FlyResult result, const char *outDir) {
   }
   if (!outDir || !*outDir) {
     lastError = "no output directory";
+    return false;
+  }
+  // One out-dir is one kernel's: the variant ids of two kernels collide.
+  if (llvm::any_of(r->kernelOf, [](size_t k) { return k != 0; })) {
+    lastError = "a sweep result of several kernels has no single out-dir";
     return false;
   }
   if (llvm::Error err =

@@ -60,7 +60,7 @@ OwningOpRef<ModuleOp> SplitCompiler::runOrLoadPrefix(const CompileJob &job,
   }
   OwningOpRef<ModuleOp> preBinary;
   auto runPrefix = [&]() -> std::optional<std::string> {
-    say("phase 1: running the prefix pipeline once");
+    say(job, "phase 1: running the prefix pipeline once");
     Clock::time_point prefixStart = Clock::now();
     OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
         job.source, ParserConfig(&context), job.sourceName);
@@ -121,7 +121,7 @@ OwningOpRef<ModuleOp> SplitCompiler::runOrLoadPrefix(const CompileJob &job,
       renameSourceFile(*preBinary, kCachedSourceName, job.sourceName);
       result.prefixFromCache = true;
       result.prefixMs = msSince(loadStart);
-      say("phase 1: pre-binary module loaded from cache");
+      say(job, "phase 1: pre-binary module loaded from cache");
       if (dumper) {
         if (OwningOpRef<ModuleOp> origin = parseSourceString<ModuleOp>(
                 job.source, ParserConfig(&context), job.sourceName);

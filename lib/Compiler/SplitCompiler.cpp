@@ -16,6 +16,8 @@
 #include "mlir/Pass/PassRegistry.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 
 #include <chrono>
 
@@ -54,9 +56,13 @@ SplitCompiler::SplitCompiler(MLIRContext &context, SplitCompilerOptions opts)
 
 SplitCompiler::~SplitCompiler() = default;
 
-void SplitCompiler::say(const Twine &line) {
-  if (options.progress)
-    options.progress(line.str());
+void SplitCompiler::say(const CompileJob &job, const Twine &line) {
+  if (!options.progress)
+    return;
+  std::string text =
+      severalKernels ? (job.sourceName + ": " + line).str() : line.str();
+  std::lock_guard<std::mutex> guard(reportMutex);
+  options.progress(text);
 }
 
 LogicalResult SplitCompiler::runPipeline(OpPassManager &pipeline, ModuleOp op,
@@ -117,7 +123,90 @@ void SplitCompiler::buildMainModule(OwningOpRef<ModuleOp> preBinary,
   result.mainModule = std::move(main);
 }
 
+void SplitCompiler::prepareCache(std::vector<std::string> &warnings) {
+  // Non-default llvm::cl options (--stress-regalloc=8) change what the
+  // compile makes: they are part of the key, and where they cannot be
+  // compared with their defaults the cache sits this compile out.
+  cache.setBypassed(false);
+  commandLineKey.clear();
+  if (!cache.enabled())
+    return;
+  CommandLineFingerprint fingerprint = getCommandLineFingerprint();
+  if (!fingerprint.incomparable.empty()) {
+    cache.setBypassed(true);
+    warnings.push_back(
+        "not using the compile cache for this compile: option(s) " +
+        llvm::join(fingerprint.incomparable, ", ") +
+        " cannot be compared with their defaults, so no cache key can "
+        "cover them");
+  }
+  commandLineKey = std::move(fingerprint.text);
+}
+
 FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
+  severalKernels = false;
+  std::vector<std::string> warnings;
+  prepareCache(warnings);
+  std::unique_ptr<ReplayExecutor> executor = makeExecutor();
+  FailureOr<CompileResult> result = compileKernel(job, *executor, 0);
+  if (failed(result))
+    return failure();
+  cache.prune();
+  warnings.insert(warnings.end(), result->warnings.begin(),
+                  result->warnings.end());
+  for (std::string &warning : cache.takeWarnings())
+    warnings.push_back(std::move(warning));
+  result->warnings = std::move(warnings);
+  return result;
+}
+
+std::vector<FailureOr<CompileResult>>
+SplitCompiler::compileMany(ArrayRef<CompileJob> jobs) {
+  severalKernels = jobs.size() > 1;
+  std::vector<std::string> warnings;
+  prepareCache(warnings);
+  // One executor for all: its workers (the context's thread pool, the
+  // isolated executor's pool, the process executor's child slots) are
+  // shared, so a kernel's replays start as soon as its phase 1 is done
+  // and never wait for another kernel's.
+  std::unique_ptr<ReplayExecutor> executor = makeExecutor();
+  std::vector<std::optional<FailureOr<CompileResult>>> slots(jobs.size());
+  {
+    // The kernels' drivers: phase 1, then waiting on the executor. Dumps
+    // number their stages in one sequence: one kernel at a time then.
+    unsigned drivers =
+        dumper ? 1
+               : std::min<size_t>(
+                     jobs.size(),
+                     options.jobs
+                         ? options.jobs
+                         : llvm::hardware_concurrency().compute_thread_count());
+    llvm::StdThreadPool pool(llvm::hardware_concurrency(std::max(1u, drivers)));
+    for (auto [k, job] : llvm::enumerate(jobs))
+      pool.async([&, k = k, &job = job] {
+        if (options.cancelled && options.cancelled())
+          slots[k] = failure();
+        else
+          slots[k] = compileKernel(job, *executor, k);
+      });
+    pool.wait();
+  }
+  cache.prune();
+  for (std::string &warning : cache.takeWarnings())
+    warnings.push_back(std::move(warning));
+  std::vector<FailureOr<CompileResult>> results;
+  for (std::optional<FailureOr<CompileResult>> &slot : slots) {
+    results.push_back(std::move(*slot));
+    if (succeeded(results.back()))
+      results.back()->warnings.insert(results.back()->warnings.begin(),
+                                      warnings.begin(), warnings.end());
+  }
+  return results;
+}
+
+FailureOr<CompileResult> SplitCompiler::compileKernel(const CompileJob &job,
+                                                      ReplayExecutor &executor,
+                                                      unsigned kernel) {
   Clock::time_point start = Clock::now();
   CompileResult result;
   Location loc = FileLineColLoc::get(&context, job.sourceName, 0, 0);
@@ -143,32 +232,14 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
   }
   result.suffix = split->suffix;
 
-  // Non-default llvm::cl options (--stress-regalloc=8) change what the
-  // compile makes: they are part of the key, and where they cannot be
-  // compared with their defaults the cache sits this compile out.
-  cache.setBypassed(false);
-  commandLineKey.clear();
-  if (cache.enabled()) {
-    CommandLineFingerprint fingerprint = getCommandLineFingerprint();
-    if (!fingerprint.incomparable.empty()) {
-      cache.setBypassed(true);
-      result.warnings.push_back(
-          "not using the compile cache for this compile: option(s) " +
-          llvm::join(fingerprint.incomparable, ", ") +
-          " cannot be compared with their defaults, so no cache key can "
-          "cover them");
-    }
-    commandLineKey = std::move(fingerprint.text);
-  }
-
   CacheKey baseKey;
   OwningOpRef<ModuleOp> preBinary = runOrLoadPrefix(job, result, baseKey);
   if (!preBinary)
     return failure();
   result.targets = getTargetLabels(*preBinary);
-  say("phase 1: targets " + (result.targets.empty()
-                                 ? std::string("(none)")
-                                 : llvm::join(result.targets, ", ")));
+  say(job, "phase 1: targets " + (result.targets.empty()
+                                      ? std::string("(none)")
+                                      : llvm::join(result.targets, ", ")));
   for (std::string &line : describeRepeatedTargets(*preBinary))
     result.warnings.push_back(std::move(line));
 
@@ -186,7 +257,8 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
     if (llvm::Error err =
             writeReplayWorkDir(options.planDir, *preBinary, *plan))
       return emitError(loc) << llvm::toString(std::move(err));
-  if (failed(runVariants(*preBinary, *plan, keys, result)))
+  if (failed(
+          runVariants(*preBinary, *plan, keys, job, kernel, executor, result)))
     return failure();
   result.plan = std::move(*plan);
   result.replayMs = msSince(replayStart);
@@ -194,10 +266,6 @@ FailureOr<CompileResult> SplitCompiler::compile(const CompileJob &job) {
   dumpVariants(result);
   writeReproducers(*preBinary, result);
   buildMainModule(std::move(preBinary), result);
-
-  cache.prune();
-  for (std::string &warning : cache.takeWarnings())
-    result.warnings.push_back(std::move(warning));
   result.totalMs = msSince(start);
   return result;
 }

@@ -86,9 +86,19 @@ private:
 };
 } // namespace
 
+std::unique_ptr<ReplayExecutor> SplitCompiler::makeExecutor() {
+  if (options.makeExecutor)
+    return options.makeExecutor();
+  ExecutorOptions executorOptions = options.executorOptions;
+  executorOptions.jobs = options.jobs;
+  return createReplayExecutor(options.executor, executorOptions);
+}
+
 LogicalResult SplitCompiler::runVariants(ModuleOp preBinary,
                                          const ReplayPlan &plan,
                                          ArrayRef<CacheKey> keys,
+                                         const CompileJob &job, unsigned kernel,
+                                         ReplayExecutor &executor,
                                          CompileResult &result) {
   size_t n = plan.entries.size();
   result.variantFromCache.assign(n, false);
@@ -101,8 +111,8 @@ LogicalResult SplitCompiler::runVariants(ModuleOp preBinary,
     run.cache = &*variantCache;
   }
   run.planned = [&](unsigned cached, unsigned compiling) {
-    say(llvm::formatv("phase 2: {0} variant(s) from cache, replaying {1}",
-                      cached, compiling));
+    say(job, llvm::formatv("phase 2: {0} variant(s) from cache, replaying {1}",
+                           cached, compiling));
   };
   // Reported the moment each variant is final (and stored).
   run.finished = [&](unsigned e, const VariantResult &variant,
@@ -119,23 +129,22 @@ LogicalResult SplitCompiler::runVariants(ModuleOp preBinary,
         : variant.succeeded() ? std::string("ok")
         : variant.skipped     ? std::string("skipped (time budget)")
                               : std::string("FAILED");
-    say(llvm::formatv("variant {0}/{1} {2}: {3}", e + 1, n, entry.id, what));
-    if (options.variantFinished)
-      options.variantFinished(e, variant, fromCache);
+    say(job,
+        llvm::formatv("variant {0}/{1} {2}: {3}", e + 1, n, entry.id, what));
+    if (options.variantFinished) {
+      std::lock_guard<std::mutex> guard(reportMutex);
+      options.variantFinished(kernel, e, variant, fromCache);
+    }
   };
 
-  ExecutorOptions executorOptions = options.executorOptions;
-  executorOptions.jobs = options.jobs;
-  std::unique_ptr<ReplayExecutor> executor =
-      options.makeExecutor
-          ? options.makeExecutor()
-          : createReplayExecutor(options.executor, executorOptions);
   auto runner = [&](OpPassManager &pipeline, ModuleOp container) {
     return runPipeline(pipeline, container, /*dump=*/false);
   };
   ReplayWork work{preBinary, plan, runner};
+  if (options.cancelled)
+    work.mayStart = [this] { return !options.cancelled(); };
   FailureOr<std::vector<VariantResult>> variants =
-      executePlan(*executor, work, plan.all(), run);
+      executePlan(executor, work, plan.all(), run);
   if (failed(variants))
     return failure();
   result.variants = std::move(*variants);

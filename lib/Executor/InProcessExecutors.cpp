@@ -9,6 +9,8 @@
 #include "llvm/Support/Threading.h"
 
 #include <atomic>
+#include <mutex>
+#include <optional>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -52,6 +54,8 @@ private:
 };
 
 /// One variant at a time per thread, each under a CrashRecoveryContext.
+/// Concurrent execute calls (the kernels of one sweep) share one pool, so
+/// `jobs` bounds them together and none waits for another's variants.
 class IsolatedExecutor : public ReplayExecutor {
 public:
   explicit IsolatedExecutor(ExecutorOptions options)
@@ -62,7 +66,19 @@ public:
                         const VariantSink &finished) override;
 
 private:
+  ThreadPoolInterface &getPool() {
+    std::lock_guard<std::mutex> guard(poolMutex);
+    // 0 jobs = every hardware thread (hardware_concurrency(0) would be one).
+    if (!pool)
+      pool = std::make_unique<DefaultThreadPool>(
+          options.jobs ? hardware_concurrency(options.jobs)
+                       : hardware_concurrency());
+    return *pool;
+  }
+
   ExecutorOptions options;
+  std::mutex poolMutex;
+  std::unique_ptr<DefaultThreadPool> pool;
 };
 } // namespace
 
@@ -102,10 +118,10 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   std::atomic<bool> setupFailed{false};
   // Inside a pass (nestInSource) every replay adds its container to the
   // same module: one at a time then.
-  // 0 jobs = every hardware thread (hardware_concurrency(0) would be one).
-  DefaultThreadPool pool(work.nestInSource ? hardware_concurrency(1)
-                         : options.jobs    ? hardware_concurrency(options.jobs)
-                                           : hardware_concurrency());
+  std::optional<DefaultThreadPool> alone;
+  if (work.nestInSource)
+    alone.emplace(hardware_concurrency(1));
+  ThreadPoolTaskGroup pool(alone ? *alone : getPool());
   ReplayOptions one;
   one.maxParallel = 1;
   one.sharedIsa = std::make_shared<SharedIsaTable>();

@@ -26,6 +26,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Threading.h"
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -89,8 +90,22 @@ private:
                    unsigned jobs, unsigned variantTimeout,
                    const std::function<bool()> &mayStart,
                    llvm::function_ref<void(Child &)> poll);
+  /// A place for one more child among all of this executor's, whichever
+  /// execute call (kernel of a sweep) starts it: `jobs` bounds them all.
+  bool takeSlot() {
+    unsigned limit = options.jobs
+                         ? options.jobs
+                         : hardware_concurrency().compute_thread_count();
+    unsigned now = childrenRunning.load();
+    while (now < std::max(1u, limit))
+      if (childrenRunning.compare_exchange_weak(now, now + 1))
+        return true;
+    return false;
+  }
+  void releaseSlot() { --childrenRunning; }
 
   ExecutorOptions options;
+  std::atomic<unsigned> childrenRunning{0};
 };
 } // namespace
 
@@ -138,14 +153,17 @@ void ProcessExecutor::runChildren(StringRef tool, StringRef dir,
   size_t next = 0;
   std::vector<size_t> running;
   while (next < children.size() || !running.empty()) {
-    while (running.size() < jobs && next < children.size()) {
+    while (running.size() < jobs && next < children.size() && takeSlot()) {
       // A spent budget starts no child: its entries stay unstarted.
       if (mayStart && !mayStart()) {
+        releaseSlot();
         next = children.size();
         break;
       }
       if (start(children[next]))
         running.push_back(next);
+      else
+        releaseSlot();
       ++next;
     }
     bool ended = false;
@@ -173,9 +191,11 @@ void ProcessExecutor::runChildren(StringRef tool, StringRef dir,
         child.statusText = done->describe();
       poll(child);
       it = running.erase(it);
+      releaseSlot();
       ended = true;
     }
-    if (!ended && !running.empty())
+    // Nothing running here yet: the slots are other kernels' children.
+    if (!ended && (!running.empty() || next < children.size()))
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }

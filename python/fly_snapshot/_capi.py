@@ -35,7 +35,20 @@ class _FlyResult(ctypes.Structure):
     _fields_ = [("ptr", ctypes.c_void_p)]
 
 
+class _FlySweepKernel(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("source", ctypes.c_char_p),
+                ("sourceSize", ctypes.c_size_t)]
+
+
+class _FlyVariant(ctypes.Structure):
+    _fields_ = [("ptr", ctypes.c_void_p)]
+
+
 _c_size_p = ctypes.POINTER(ctypes.c_size_t)
+
+#: FlyVariantCallback: (variant, variantJSON, userData) -> cancel.
+VARIANT_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_bool, _FlyVariant, ctypes.c_char_p,
+                                    ctypes.c_void_p)
 
 # name -> (restype, argtypes), as declared in FlySnapshot.h.
 _SIGNATURES = {
@@ -49,6 +62,14 @@ _SIGNATURES = {
         [_FlyCompiler, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
          ctypes.c_char_p, ctypes.c_char_p],
     ),
+    "flyCompilerSweep": (
+        _FlyResult,
+        [_FlyCompiler, ctypes.POINTER(_FlySweepKernel), ctypes.c_size_t,
+         ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+         VARIANT_CALLBACK, ctypes.c_void_p],
+    ),
+    "flyVariantGetNumObjects": (ctypes.c_size_t, [_FlyVariant]),
+    "flyVariantGetObject": (ctypes.c_void_p, [_FlyVariant, ctypes.c_size_t, _c_size_p]),
     "flyResultSucceeded": (ctypes.c_bool, [_FlyResult]),
     "flyResultGetError": (ctypes.c_char_p, [_FlyResult]),
     "flyResultPrefixFromCache": (ctypes.c_bool, [_FlyResult]),

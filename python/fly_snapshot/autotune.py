@@ -222,9 +222,14 @@ def stream_variants(compiler: Compiler, kernels: Mapping[str, Union[str, bytes]]
             options["variant_timeout"] = variant_timeout
         if time_budget is not None:
             options["time_budget"] = time_budget
-        for v in sweep(dict(kernels), hint_sets=list(hint_sets), target=target,
-                       pipeline=pipeline, **options):
-            yield v.kernel, v
+        try:
+            for v in sweep(dict(kernels), hint_sets=list(hint_sets), target=target,
+                           pipeline=pipeline, **options):
+                yield v.kernel, v
+        except CompileError as e:
+            # After every variant that came: the kernels that failed whole.
+            for name in getattr(e, "kernels", None) or list(kernels):
+                yield name, e
         return
     for name, source in kernels.items():
         try:

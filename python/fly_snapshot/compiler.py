@@ -5,9 +5,12 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import queue
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import (Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence,
+                    Tuple, Union)
 
 from . import _capi, _files, _hints
 from .errors import CompileError, FlyError, InvalidInputError
@@ -112,6 +115,9 @@ class Variant:
     replay_ms: Optional[float]
     #: The manifest entry as the library wrote it.
     manifest: Dict[str, Any] = field(repr=False)
+    #: The kernel it was compiled from (Compiler.sweep's name for it; "" from
+    #: compile).
+    kernel: str = ""
 
     @property
     def ok(self) -> bool:
@@ -217,6 +223,7 @@ def _variant_from_entry(entry: Mapping[str, Any], data: Sequence[bytes],
         from_cache=bool(entry.get("from_cache", False)),
         replay_ms=entry.get("replay_ms"),
         manifest=dict(entry),
+        kernel=entry.get("kernel", ""),
     )
 
 
@@ -260,26 +267,54 @@ _MAX_MANIFEST_BYTES = 256 << 20
 _MAX_OBJECT_BYTES = 1 << 30
 
 
-def _check_hint_sets(hint_sets: Optional[Sequence[Mapping[str, HintValue]]]) -> str:
+HintSets = Union[Sequence[Mapping[str, Any]], Mapping[str, Any]]
+
+
+def _check_hint_value(where: str, key: Any, value: Any) -> None:
+    if not isinstance(key, str) or not isinstance(value, (int, bool, str)):
+        raise InvalidInputError(
+            "%s: %r = %r: names are strings, values int, bool or str (or a list "
+            "of them: a product)" % (where, key, value))
+    # bool is an int subclass: True would compile as maxnreg=1.
+    if isinstance(value, bool) and _hints.hint_type(key) == "int":
+        raise InvalidInputError(
+            "%s: %r = %r: %s takes an int, not a bool" % (where, key, value, key))
+
+
+def _check_hint_set(where: str, hints: Mapping[str, Any]) -> Dict[str, Any]:
+    """One dict of a hint-set list: scalars, or lists (the product of them,
+    which the library expands)."""
+    out: Dict[str, Any] = {}
+    for key, value in hints.items():
+        if isinstance(value, (list, tuple)):
+            for v in value:
+                _check_hint_value(where, key, v)
+            out[key] = list(value)
+        else:
+            _check_hint_value(where, key, value)
+            out[key] = value
+    return out
+
+
+def _check_hint_sets(hint_sets: Optional[HintSets]) -> str:
+    """The hint sets as the library's JSON: a list of dicts, or a dict of
+    lists ``{"waves_per_eu": [1, 2], "maxnreg": [64, 128]}`` (their
+    cartesian product, expanded and counted by the library, in this
+    order)."""
     if hint_sets is None:
         return "[{}]"
-    if isinstance(hint_sets, (str, bytes, Mapping)) or not isinstance(hint_sets, Sequence):
+    if isinstance(hint_sets, Mapping):
+        return json.dumps(_check_hint_set("hint_sets", hint_sets))
+    if isinstance(hint_sets, (str, bytes)) or not isinstance(hint_sets, Sequence):
         raise InvalidInputError("hint_sets must be a list of dicts, e.g. "
-                                "[{}, {'waves_per_eu': 2}], got %r" % (hint_sets,))
+                                "[{}, {'waves_per_eu': 2}], or a dict of lists, "
+                                "got %r" % (hint_sets,))
+    checked = []
     for i, hints in enumerate(hint_sets):
         if not isinstance(hints, Mapping):
             raise InvalidInputError("hint set #%d must be a dict, got %r" % (i, hints))
-        for key, value in hints.items():
-            if not isinstance(key, str) or not isinstance(value, (int, bool, str)):
-                raise InvalidInputError(
-                    "hint set #%d: %r = %r: names are strings, values int, bool or str"
-                    % (i, key, value))
-            # bool is an int subclass: True would compile as maxnreg=1.
-            if isinstance(value, bool) and _hints.hint_type(key) == "int":
-                raise InvalidInputError(
-                    "hint set #%d: %r = %r: %s takes an int, not a bool"
-                    % (i, key, value, key))
-    return json.dumps([dict(h) for h in hint_sets] or [{}])
+        checked.append(_check_hint_set("hint set #%d" % i, hints))
+    return json.dumps(checked or [{}])
 
 
 class Compiler(_OwnedHandle):
@@ -333,7 +368,7 @@ class Compiler(_OwnedHandle):
 
     def compile(self, source: Union[str, bytes], *, pipeline: Optional[str] = None,
                 target: str = "rocdl:gfx942",
-                hint_sets: Optional[Sequence[Mapping[str, HintValue]]] = None) -> Result:
+                hint_sets: Optional[HintSets] = None) -> Result:
         """Compiles ``source`` (MLIR text or bytecode) once per hint set.
 
         :param pipeline: the full pass pipeline, gpu-module-to-binary
@@ -341,7 +376,10 @@ class Compiler(_OwnedHandle):
         :param target: ``rocdl:<chip>`` or ``nvvm:<sm_XX>``; part of the
             cache key.
         :param hint_sets: dicts such as ``{"waves_per_eu": 2, "maxnreg": 128}``;
-            None or [] is one empty set (the backend's defaults).
+            None or [] is one empty set (the backend's defaults). A dict of
+            lists, ``{"waves_per_eu": [1, 2], "maxnreg": [64, 128]}``, alone
+            or in the list, is the cartesian product of the lists (the
+            first varies slowest).
         :raises InvalidInputError: bad arguments, before anything compiles.
         :raises CompileError: the compile as a whole failed.
         :returns: one Variant per hint set; a failing (or crashing) variant
@@ -384,6 +422,164 @@ class Compiler(_OwnedHandle):
             raise
         return Result(handle, variants, bool(lib.flyResultPrefixFromCache(handle)),
                       diagnostics)
+
+    def _check_call(self, target: str, pipeline: Optional[str],
+                    hint_sets: Optional[HintSets]) -> Tuple[str, str]:
+        """The hint sets' JSON and the pipeline, checked as compile checks them."""
+        if self._handle is None:
+            raise FlyError("this compiler was closed")
+        if not isinstance(target, str) or ":" not in target:
+            raise InvalidInputError("target must be 'rocdl:<chip>' or 'nvvm:<sm_XX>', "
+                                    "got %r" % (target,))
+        hints_json = _check_hint_sets(hint_sets)
+        if not self._lib.flyCheckCompileArguments(hints_json.encode(), target.encode()):
+            raise InvalidInputError(_capi.last_error())
+        if pipeline is None:
+            pipeline = self.preset_pipeline(target)
+        elif not isinstance(pipeline, str) or not pipeline.strip():
+            raise InvalidInputError("pipeline must be a non-empty pass pipeline string")
+        return hints_json, pipeline
+
+    def sweep(self, kernels: Union[Mapping[str, Union[str, bytes]], Sequence[Union[str, bytes]]],
+              hint_sets: Optional[HintSets] = None, *, target: str = "rocdl:gfx942",
+              pipeline: Optional[str] = None, variant_timeout: Optional[float] = None,
+              time_budget: Optional[float] = None) -> Iterator[Variant]:
+        """Compiles several kernels under ``hint_sets`` as one sweep and yields
+        each Variant the moment it is final, while the rest compile.
+
+        :param kernels: name -> MLIR source (str or bytes), or a sequence of
+            sources (named ``"0"``, ``"1"``, ...); ``Variant.kernel`` is the
+            name.
+        :param hint_sets: as for compile, the same for every kernel.
+        :param variant_timeout: seconds one variant may compile (None: the
+            compiler's).
+        :param time_budget: seconds after which no new variant starts.
+        :raises InvalidInputError: bad arguments, before anything compiles.
+        :raises CompileError: after the variants, when a kernel failed as a
+            whole (its diagnostics).
+
+        The compile runs on a library thread; closing the iterator (or an
+        exception such as KeyboardInterrupt in the loop) cancels the rest:
+        nothing more starts, what runs finishes, then the call returns.
+        """
+        if isinstance(kernels, Mapping):
+            named = [(str(k), v) for k, v in kernels.items()]
+        elif isinstance(kernels, Sequence) and not isinstance(kernels, (str, bytes)):
+            named = [(str(i), v) for i, v in enumerate(kernels)]
+        else:
+            raise InvalidInputError("kernels must be a dict name -> source or a list of "
+                                    "sources, got %s" % type(kernels).__name__)
+        if not named:
+            raise InvalidInputError("kernels is empty")
+        sources = []
+        for name, source in named:
+            if isinstance(source, str):
+                sources.append((name.encode(), source.encode()))
+            elif isinstance(source, (bytes, bytearray, memoryview)) and len(source):
+                sources.append((name.encode(), bytes(source)))
+            else:
+                raise InvalidInputError("kernel %r: source must be non-empty str or bytes"
+                                        % name)
+        options: Dict[str, Any] = {}
+        for key, value in (("variant_timeout", variant_timeout),
+                           ("time_budget", time_budget)):
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise InvalidInputError("%s must be a non-negative number of seconds, "
+                                        "got %r" % (key, value))
+            options[key] = value
+        hints_json, pipeline = self._check_call(target, pipeline, hint_sets)
+        return self._sweep(sources, pipeline, hints_json, target, json.dumps(options))
+
+    #: Test hook: called on the library's thread with each variant's entry
+    #: before it is handed over (pytest uses it to hold the compile).
+    _sweep_hook: Optional[Callable[[Dict[str, Any]], None]] = None
+
+    def _sweep(self, sources: List[Tuple[bytes, bytes]], pipeline: str, hints_json: str,
+               target: str, options_json: str) -> Iterator[Variant]:
+        lib = self._lib
+        handed: "queue.Queue[Tuple[str, Any]]" = queue.Queue()
+        cancel = threading.Event()
+        hook = self._sweep_hook
+
+        def on_variant(variant: Any, text: bytes, _user: Any) -> bool:
+            try:
+                if cancel.is_set():
+                    return True
+                entry = _files.loads_bounded(text.decode(), "sweep variant")
+                data = []
+                for o in range(lib.flyVariantGetNumObjects(variant)):
+                    size = ctypes.c_size_t()
+                    ptr = lib.flyVariantGetObject(variant, o, ctypes.byref(size))
+                    data.append(ctypes.string_at(ptr, size.value) if ptr else b"")
+                if hook is not None:
+                    hook(entry)
+                handed.put(("variant", (entry, data)))
+            except BaseException as e:  # Never into the library's frames.
+                handed.put(("error", e))
+                cancel.set()
+            return cancel.is_set()
+
+        callback = _capi.VARIANT_CALLBACK(on_variant)
+        array = (_capi._FlySweepKernel * len(sources))(
+            *[_capi._FlySweepKernel(name, data, len(data)) for name, data in sources])
+
+        def run() -> None:
+            handle = lib.flyCompilerSweep(self._handle, array, len(sources), pipeline.encode(),
+                                          hints_json.encode(), target.encode(),
+                                          options_json.encode(), callback, None)
+            handed.put(("done", handle))
+
+        thread = threading.Thread(target=run, name="fly-sweep", daemon=True)
+        thread.start()
+        handle = None
+        failure: Optional[BaseException] = None
+        seen = set()
+        try:
+            while True:
+                kind, payload = handed.get()
+                if kind == "variant":
+                    entry, data = payload
+                    seen.add(entry.get("kernel", ""))
+                    yield _variant_from_entry(entry, data, entry.get("index", 0))
+                elif kind == "error":
+                    failure = payload
+                else:
+                    handle = payload
+                    break
+        finally:
+            cancel.set()
+            if handle is None:
+                # Drain until the library returned: the callback and the
+                # kernels' array must outlive the call.
+                while True:
+                    kind, payload = handed.get()
+                    if kind == "done":
+                        handle = payload
+                        break
+            thread.join()
+            diagnostics = (lib.flyResultGetError(handle) or b"").decode(errors="replace")
+            succeeded = bool(lib.flyResultSucceeded(handle))
+            lib.flyResultDestroy(handle)
+        if failure is not None:
+            raise failure
+        failed = [name.decode() for name, _ in sources if name.decode() not in seen]
+        if failed or not succeeded:
+            error = CompileError(diagnostics)
+            #: The kernels that failed as a whole (none of their variants came).
+            error.kernels = failed  # type: ignore[attr-defined]
+            raise error
+
+    def compile_many(self, kernels: Union[Mapping[str, Union[str, bytes]],
+                                          Sequence[Union[str, bytes]]],
+                     hint_sets: Optional[HintSets] = None, *, target: str = "rocdl:gfx942",
+                     pipeline: Optional[str] = None, variant_timeout: Optional[float] = None,
+                     time_budget: Optional[float] = None) -> Dict[Tuple[str, int], Variant]:
+        """Compiler.sweep, collected: {(kernel name, hint-set index): Variant}."""
+        return {(v.kernel, v.index): v for v in self.sweep(
+            kernels, hint_sets, target=target, pipeline=pipeline,
+            variant_timeout=variant_timeout, time_budget=time_budget)}
 
     def _variant(self, handle: _capi._FlyResult, i: int) -> Variant:
         lib = self._lib

@@ -31,6 +31,25 @@ static char *readFile(const char *path, size_t *size) {
   return data;
 }
 
+/* What the sweep's callback saw: variants, per kernel, with objects. */
+struct SweepSeen {
+  int calls, perKernel[2], withObjects;
+};
+
+static bool onVariant(FlyVariant variant, const char *json, void *userData) {
+  struct SweepSeen *seen = (struct SweepSeen *)userData;
+  ++seen->calls;
+  if (strstr(json, "\"kernel\":\"first\""))
+    ++seen->perKernel[0];
+  if (strstr(json, "\"kernel\":\"second\""))
+    ++seen->perKernel[1];
+  size_t bytes = 0;
+  if (flyVariantGetNumObjects(variant) == 1 &&
+      flyVariantGetObject(variant, 0, &bytes) && bytes > 0)
+    ++seen->withObjects;
+  return false;
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: %s <kernel.mlir> <rocm-toolkit>\n", argv[0]);
@@ -152,6 +171,28 @@ int main(int argc, char **argv) {
   if (flyResultSucceeded(badChip))
     ++failures;
   flyResultDestroy(badChip);
+
+  /* Two kernels x a product of two hint sets: one sweep, each variant
+   * handed to the callback as it finishes, then all in the result. */
+  FlySweepKernel kernels[2] = {{"first", source, size},
+                               {"second", source, size}};
+  struct SweepSeen seen = {0, {0, 0}, 0};
+  FlyResult swept = flyCompilerSweep(
+      compiler, kernels, 2, pipeline, "{\"waves_per_eu\": [1, 2]}",
+      "rocdl:gfx942", "{\"time_budget\": 0}", onVariant, &seen);
+  printf("sweep: succeeded=%d variants=%zu calls=%d first=%d second=%d "
+         "objects=%d\n",
+         flyResultSucceeded(swept), flyResultGetNumVariants(swept), seen.calls,
+         seen.perKernel[0], seen.perKernel[1], seen.withObjects);
+  printf("sweep variant 3: %s\n", flyResultGetVariantJSON(swept, 3));
+  if (!flyResultSucceeded(swept) || seen.calls != 4 || seen.withObjects != 4)
+    ++failures;
+  flyResultDestroy(swept);
+  FlyResult noKernels = flyCompilerSweep(compiler, kernels, 0, pipeline, NULL,
+                                         "rocdl:gfx942", NULL, NULL, NULL);
+  printf("no kernels: succeeded=%d error=%s\n", flyResultSucceeded(noKernels),
+         flyResultGetError(noKernels));
+  flyResultDestroy(noKernels);
 
   flyCompilerDestroy(compiler);
   free(source);

@@ -229,7 +229,7 @@ module attributes {gpu.container_module} {
 }
 
 //--- wrong-type.json
-[{"waves_per_eu": 2}, {"maxnreg": [64]}]
+[{"waves_per_eu": 2}, {"maxnreg": null}]
 
 //--- hints-file-missing.mlir
 // expected-error@+1 {{fly-snapshot: invalid hints file: hints file: cannot read}}

@@ -113,6 +113,24 @@ def test_sweep_typed_results(rocdl, tile_matmul):
         assert k0.spills == 0 < k4.spills and k4.scratch > 0
 
 
+def test_hint_set_product(rocdl, tile_matmul):
+    """A dict of lists is the cartesian product, expanded by the library in
+    the dict's order (the first key varies slowest); in a list it sits
+    beside explicit sets."""
+    with rocdl.compile(tile_matmul, hint_sets={"waves_per_eu": [1, 2], "O": [2, 3]}) as result:
+        assert [v.hints for v in result] == [
+            {"waves_per_eu": 1, "O": 2}, {"waves_per_eu": 1, "O": 3},
+            {"waves_per_eu": 2, "O": 2}, {"waves_per_eu": 2, "O": 3}]
+        assert all(v.ok for v in result)
+    with rocdl.compile(tile_matmul, hint_sets=[{}, {"waves_per_eu": [2, 4]}]) as result:
+        assert [v.hints for v in result] == [{}, {"waves_per_eu": 2}, {"waves_per_eu": 4}]
+    # A bad element is located in the JSON the library was given.
+    with pytest.raises(InvalidInputError, match=r"line 1, column \d+: hint 'O' .*out of range"):
+        rocdl.compile(tile_matmul, hint_sets={"waves_per_eu": [1, 2], "O": [2, 9]})
+    with pytest.raises(InvalidInputError, match="maxnreg takes an int, not a bool"):
+        rocdl.compile(tile_matmul, hint_sets={"maxnreg": [64, True]})
+
+
 def test_crashing_hint_set_fails_only_its_variant(rocdl, tile_matmul):
     """A backend that aborts (an LLVM fatal error in instruction selection
     for an unknown chip) fails its own variant; every other variant comes

@@ -84,6 +84,8 @@ struct SweepFileEntry {
   std::string input;
   std::optional<llvm::json::Array> hints;
   std::optional<std::string> hintsFile;
+  /// `hints` or `hintsFile`, parsed (readSweepEntries).
+  std::optional<std::vector<fly::HintSet>> hintSets;
 };
 
 bool fromJSON(const llvm::json::Value &value, SweepFileEntry &entry,
@@ -110,6 +112,95 @@ bool fromJSON(const llvm::json::Value &value, SweepFileEntry &entry,
 namespace fly {
 
 bool slurmSweepFileGiven() { return !sweepFileOpt.empty(); }
+
+/// The kernels of a sweep: the inputs (with the command line's hints), then
+/// the entries of the sweep file, paths resolved and each checked before
+/// anything runs.
+static llvm::Expected<std::vector<SweepFileEntry>>
+readSweepEntries(llvm::ArrayRef<std::string> inputs) {
+  auto fail = [](const llvm::Twine &message) {
+    return llvm::createStringError(message);
+  };
+  std::vector<SweepFileEntry> entries;
+  for (const std::string &input : inputs)
+    entries.push_back({input, std::nullopt, std::nullopt});
+  if (!sweepFileOpt.empty()) {
+    auto buffer = fly::readRegularFile(sweepFileOpt, 64 << 20);
+    if (!buffer)
+      return fail("the sweep file: " + toString(buffer.takeError()));
+    auto parsed = fly::parseJSONBoundedAs<std::vector<SweepFileEntry>>(
+        (*buffer)->getBuffer(), sweepFileOpt);
+    if (!parsed)
+      return parsed.takeError();
+    StringRef base = llvm::sys::path::parent_path(sweepFileOpt);
+    for (SweepFileEntry &entry : *parsed) {
+      auto resolve = [&](std::string &path) {
+        if (!base.empty() && llvm::sys::path::is_relative(path)) {
+          llvm::SmallString<256> full(base);
+          llvm::sys::path::append(full, path);
+          path = std::string(full);
+        }
+      };
+      resolve(entry.input);
+      if (entry.hintsFile)
+        resolve(*entry.hintsFile);
+      entries.push_back(std::move(entry));
+    }
+  }
+  if (entries.empty())
+    return fail("the sweep file '" + sweepFileOpt + "' lists no kernel");
+  for (SweepFileEntry &entry : entries) {
+    if (!llvm::sys::fs::is_regular_file(entry.input))
+      return fail("cannot read the input '" + entry.input + "'");
+    if (entry.hintsFile) {
+      auto hints = readHintSetsFile(*entry.hintsFile);
+      if (!hints)
+        return hints.takeError();
+      entry.hintSets = std::move(*hints);
+    } else if (entry.hints) {
+      std::string text =
+          llvm::formatv("{0}",
+                        llvm::json::Value(llvm::json::Array(*entry.hints)))
+              .str();
+      auto hints = parseHintSetsJSON(text);
+      if (!hints)
+        return fail(sweepFileOpt + ": kernel '" + entry.input +
+                    "': " + toString(hints.takeError()));
+      entry.hintSets = std::move(*hints);
+    }
+  }
+  return entries;
+}
+
+/// Each kernel's folder under the out-dir: its input's stem, `-2`, `-3`...
+/// after stems already taken.
+static std::vector<std::string>
+uniqueStems(llvm::ArrayRef<SweepFileEntry> entries) {
+  llvm::StringSet<> taken;
+  std::vector<std::string> stems;
+  for (const SweepFileEntry &entry : entries) {
+    std::string stem = llvm::sys::path::stem(entry.input).str();
+    for (unsigned n = 2; !taken.insert(stem).second; ++n)
+      stem = (llvm::sys::path::stem(entry.input) + "-" + llvm::Twine(n)).str();
+    stems.push_back(std::move(stem));
+  }
+  return stems;
+}
+
+llvm::Expected<std::vector<SweepKernel>>
+readSweepKernels(llvm::ArrayRef<std::string> inputs) {
+  llvm::Expected<std::vector<SweepFileEntry>> entries =
+      readSweepEntries(inputs);
+  if (!entries)
+    return entries.takeError();
+  std::vector<std::string> stems = uniqueStems(*entries);
+  std::vector<SweepKernel> kernels;
+  for (auto [entry, stem] : llvm::zip(*entries, stems)) {
+    kernels.push_back(
+        {entry.input, std::move(stem), std::move(entry.hintSets)});
+  }
+  return kernels;
+}
 
 llvm::Expected<SlurmExecutorOptions>
 getSlurmExecutorOptions(StringRef cacheDir,
@@ -209,52 +300,10 @@ int runSlurmSweepCommand(int argc, char **argv,
   sweep.executor = std::move(*executor);
   std::string self = sweep.executor.childTool;
 
-  // The kernels: the inputs with the command line's hints, or the entries
-  // of the sweep file, each checked before anything runs.
-  std::vector<SweepFileEntry> entries;
-  for (const std::string &input : inputs)
-    entries.push_back({input, std::nullopt, std::nullopt});
-  if (!sweepFileOpt.empty()) {
-    auto buffer = fly::readRegularFile(sweepFileOpt, 64 << 20);
-    if (!buffer)
-      return fail("the sweep file: " + toString(buffer.takeError()));
-    auto parsed = fly::parseJSONBoundedAs<std::vector<SweepFileEntry>>(
-        (*buffer)->getBuffer(), sweepFileOpt);
-    if (!parsed)
-      return fail(toString(parsed.takeError()));
-    StringRef base = llvm::sys::path::parent_path(sweepFileOpt);
-    for (SweepFileEntry &entry : *parsed) {
-      auto resolve = [&](std::string &path) {
-        if (!base.empty() && llvm::sys::path::is_relative(path)) {
-          llvm::SmallString<256> full(base);
-          llvm::sys::path::append(full, path);
-          path = std::string(full);
-        }
-      };
-      resolve(entry.input);
-      if (entry.hintsFile)
-        resolve(*entry.hintsFile);
-      entries.push_back(std::move(entry));
-    }
-  }
-  if (entries.empty())
-    return fail("the sweep file '" + sweepFileOpt + "' lists no kernel");
-  for (const SweepFileEntry &entry : entries) {
-    if (!llvm::sys::fs::is_regular_file(entry.input))
-      return fail("cannot read the input '" + entry.input + "'");
-    if (entry.hintsFile) {
-      if (auto hints = readHintSetsFile(*entry.hintsFile); !hints)
-        return fail(toString(hints.takeError()));
-    } else if (entry.hints) {
-      std::string text =
-          llvm::formatv("{0}",
-                        llvm::json::Value(llvm::json::Array(*entry.hints)))
-              .str();
-      if (auto hints = parseHintSetsJSON(text); !hints)
-        return fail(sweepFileOpt + ": kernel '" + entry.input +
-                    "': " + toString(hints.takeError()));
-    }
-  }
+  llvm::Expected<std::vector<SweepFileEntry>> read = readSweepEntries(inputs);
+  if (!read)
+    return fail(toString(read.takeError()));
+  std::vector<SweepFileEntry> &entries = *read;
 
   llvm::StringSet<> inputSet;
   for (const std::string &input : inputs)
@@ -271,11 +320,8 @@ int runSlurmSweepCommand(int argc, char **argv,
   }
   llvm::sys::path::append(hintsDir, "sweep-hints");
 
-  llvm::StringSet<> stems;
-  for (const SweepFileEntry &entry : entries) {
-    std::string stem = llvm::sys::path::stem(entry.input).str();
-    for (unsigned n = 2; !stems.insert(stem).second; ++n)
-      stem = (llvm::sys::path::stem(entry.input) + "-" + llvm::Twine(n)).str();
+  std::vector<std::string> stems = uniqueStems(entries);
+  for (auto [entry, stem] : llvm::zip(entries, stems)) {
     llvm::SmallString<256> out(outDir);
     llvm::sys::path::append(out, stem);
     SlurmSweepKernel kernel;

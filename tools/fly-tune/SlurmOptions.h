@@ -10,12 +10,15 @@
 #define FLY_TUNE_SLURMOPTIONS_H
 
 #include "fly/Executor/SlurmExecutor.h"
+#include "fly/Hints/HintSet.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace fly {
 
@@ -30,6 +33,20 @@ llvm::cl::OptionCategory &getSlurmOptionCategory();
 
 /// Whether --sweep=<file> was given.
 bool slurmSweepFileGiven();
+
+/// One kernel of a sweep: the inputs, then the sweep file's entries.
+struct SweepKernel {
+  std::string input;
+  /// Its folder under the out-dir: the input's stem, made unique.
+  std::string stem;
+  /// Its own hint sets (the sweep file's); none: the command line's.
+  std::optional<std::vector<HintSet>> hintSets;
+};
+
+/// The kernels of `inputs` and --sweep, each input readable and its hints
+/// parsed, before anything compiles.
+llvm::Expected<std::vector<SweepKernel>>
+readSweepKernels(llvm::ArrayRef<std::string> inputs);
 
 /// Several inputs, or a sweep file: one fly-tune per kernel (argv without
 /// the inputs, with --out-dir=<outDir>/<input stem> and the kernel's hints),

@@ -61,7 +61,8 @@ static cl::OptionCategory tuneCategory("Fly-tune options");
 static cl::list<std::string>
     inputsOpt(cl::Positional,
               cl::desc("<kernel.mlir>... (default: the bundled example; "
-                       "several with --executor=slurm)"),
+                       "several are one sweep, each kernel's outputs in "
+                       "<out-dir>/<its stem>)"),
               cl::cat(tuneCategory));
 static cl::opt<std::string> targetOpt(
     "target",
@@ -70,13 +71,15 @@ static cl::opt<std::string> targetOpt(
     cl::cat(tuneCategory));
 static cl::opt<std::string>
     hintsOpt("hints",
-             cl::desc("Hint sets 'k=v,k=v;k=v'; '' = the backend's default "
-                      "alone, as in the C API (default: the bundled 8 sets "
+             cl::desc("Hint sets 'k=v,k=v;k=v', or a product 'k=v1,v2 x "
+                      "k=v1,v2'; '' = the backend's default alone, as in the "
+                      "C API (default: the bundled 8 sets "
                       "on rocdl, maxnreg=128/64/32 on nvvm)"),
              cl::value_desc("sets"), cl::cat(tuneCategory));
 static cl::opt<std::string>
     hintsFileOpt("hints-file",
-                 cl::desc("JSON list of hint-set objects, after --hints "
+                 cl::desc("JSON list of hint-set objects (an object of lists: "
+                          "their product), after --hints "
                           "(default: none)"),
                  cl::value_desc("file.json"), cl::cat(tuneCategory));
 static cl::opt<std::string> pipelineOpt(
@@ -265,6 +268,232 @@ static void printIndented(llvm::raw_ostream &os, StringRef text) {
     os << "    " << line << "\n";
 }
 
+/// The job for `input` ("" = the bundled example) with `hintSets`: its
+/// source (in `sourceMgr` for diagnostics) and pipeline (the target's
+/// preset, fitted to the input, or --pipeline). Nullopt after an error was
+/// reported.
+static std::optional<fly::CompileJob>
+buildJob(StringRef input, std::vector<fly::HintSet> hintSets,
+         const fly::TargetSpec &target, bool familyFromPipeline,
+         const std::string &toolkit, MLIRContext &context,
+         llvm::SourceMgr &sourceMgr, std::string &presetNote) {
+  auto fail = [](const llvm::Twine &msg) {
+    llvm::WithColor::error(llvm::errs(), "fly-tune") << msg << "\n";
+    return std::nullopt;
+  };
+  StringRef family = target.family;
+  fly::CompileJob job;
+  job.hintSets = std::move(hintSets);
+  // Only a preset's label: the source and pipeline, which the key hashes,
+  // say what a --pipeline targets.
+  job.chip = pipelineOpt.empty() ? std::string(targetOpt) : "";
+  if (input.empty()) {
+    job.source = kBundledKernel;
+    job.sourceName = "<bundled tile_matmul.mlir>";
+  } else {
+    // A regular file only: a FIFO or device would hang or never end.
+    auto buffer = fly::readRegularFile(input, /*maxBytes=*/1ull << 30);
+    if (!buffer)
+      return fail(llvm::toString(buffer.takeError()));
+    job.source = (*buffer)->getBuffer().str();
+    job.sourceName = input.str();
+  }
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(job.source, job.sourceName),
+      llvm::SMLoc());
+
+  presetNote = "--pipeline";
+  if (!pipelineOpt.empty()) {
+    job.pipeline = pipelineOpt;
+    // --toolkit reaches a binary pass without toolkit=, and so does the one
+    // found when the pipeline's family is known (--target given, the
+    // pipeline's own, or $FLY_ROCM_TOOLKIT, which names a ROCm toolkit).
+    if (!toolkitOpt.empty() || targetOpt.getNumOccurrences() ||
+        familyFromPipeline ||
+        (family == "rocdl" && llvm::sys::Process::GetEnv("FLY_ROCM_TOOLKIT")))
+      job.defaultToolkit = toolkit;
+    return job;
+  }
+  // The preset fits the input: host code or not, targets or not.
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      job.source, ParserConfig(&context), job.sourceName);
+  if (!module)
+    return std::nullopt;
+  // A target the input names for itself wins over the preset's lowering:
+  // --target's family must be its family, or every variant fails in the
+  // wrong backend.
+  WalkResult mismatch = module->walk([&](gpu::GPUModuleOp gpuModule) {
+    for (Attribute attr : gpuModule.getTargetsAttr()
+                              ? gpuModule.getTargetsAttr().getValue()
+                              : ArrayRef<Attribute>()) {
+      StringRef own = fly::stringifyTargetFamily(fly::getTargetFamily(attr));
+      if (own == family)
+        continue;
+      InFlightDiagnostic diag = emitError(gpuModule.getLoc())
+                                << "gpu.module @" << gpuModule.getName()
+                                << " targets " << attr << " (" << own
+                                << "), but --target=" << targetOpt
+                                << " lowers for " << family;
+      diag.attachNote() << "pass --target=" << own
+                        << ":<chip> (the chip of the attribute) or drop "
+                           "the target attribute and let --target attach "
+                           "one";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (mismatch.wasInterrupted())
+    return std::nullopt;
+  fly::InputShape shape = fly::inspectInput(*module);
+  std::string format = formatOpt;
+  if (format.empty())
+    format = family == "rocdl" ? "fatbin" : "bin";
+  std::string features = fly::getPresetFeatures(target, toolkit);
+  fly::PresetOptions preset{std::string(family), target.chip, format, toolkit,
+                            features};
+  job.pipeline = fly::buildPresetPipeline(preset, shape);
+  presetNote =
+      "preset " + targetOpt + ": " + fly::describePreset(preset, shape);
+  return job;
+}
+
+/// Prints the table of one kernel's sweep and writes its variants and
+/// manifest.json into `outDir`. Returns the exit status: 1 if every variant
+/// failed, 2 if some did, else 0.
+static int reportKernel(const fly::CompileJob &job, fly::CompileResult &result,
+                        StringRef outDir) {
+  auto fail = [](const llvm::Twine &msg) {
+    llvm::WithColor::error(llvm::errs(), "fly-tune") << msg << "\n";
+    return 1;
+  };
+  for (const std::string &warning : result.warnings)
+    llvm::WithColor::warning(llvm::errs(), "fly-tune") << warning << "\n";
+  if (result.prefixFromCache && irPrintingRequested())
+    llvm::WithColor::warning(llvm::errs(), "fly-tune")
+        << "phase 1 came from the compile cache, so no prefix passes ran and "
+           "--mlir-print-ir-* printed nothing for them (cached variants "
+           "neither); --no-cache or FLY_ALWAYS_COMPILE=1 runs them\n";
+
+  // Table.
+  llvm::outs() << llvm::formatv(
+      "\nphase 1: {0} ({1:f1} ms); phase 2: {2:f1} ms; total {3:f1} ms\n",
+      result.prefixFromCache ? "from cache" : "compiled", result.prefixMs,
+      result.replayMs, result.totalMs);
+  if (explainCacheOpt && !result.prefixFromCache)
+    llvm::outs() << "cache miss: "
+                 << (result.cacheExplanation.empty()
+                         ? std::string("cache disabled")
+                         : result.cacheExplanation)
+                 << "\n";
+  fly::printSweepTable(llvm::outs(), result.variants, result.variantFromCache,
+                       bestAllowNumericsOpt);
+
+  fly::SweepHeader header = fly::getSweepHeader("fly-tune", job, result);
+  header.target = llvm::join(result.targets, ",");
+  header.targets = result.targets;
+  header.bestAllowsNumericsChanges = bestAllowNumericsOpt;
+  if (pipelineOpt.empty())
+    header.preset = std::string(targetOpt);
+  // The host module with the default variant's binaries, after the suffix:
+  // written when there is host code (a kernel-only module is just the
+  // gpu.binary ops of <id>.mlir).
+  std::vector<std::pair<std::string, std::string>> extraFiles;
+  if (result.mainModule &&
+      llvm::any_of(result.mainModule->getBody()->getOperations(),
+                   [](Operation &op) { return !isa<gpu::BinaryOp>(op); })) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    result.mainModule->print(os);
+    os << "\n";
+    extraFiles.push_back({"main.mlir", std::move(text)});
+    header.mainModule = "main.mlir";
+  }
+  if (llvm::Error err =
+          fly::writeSweepOutputs(outDir, result.variants, header, extraFiles))
+    return fail(llvm::toString(std::move(err)));
+  std::vector<std::string> skipped;
+  for (const fly::VariantResult &v : result.variants)
+    if (v.skipped)
+      skipped.push_back(v.id);
+  if (!skipped.empty())
+    llvm::errs()
+        << "fly-tune: the time budget of "
+        << (timeBudgetOpt == std::floor(timeBudgetOpt)
+                ? std::to_string(static_cast<long long>(timeBudgetOpt))
+                : llvm::formatv("{0:f2}", timeBudgetOpt.getValue()).str())
+        << " s was spent: skipped " << count(skipped.size(), "variant") << ": "
+        << llvm::join(skipped, ", ") << "\n";
+  // The whole cause (a ptxas log, say), under the variant it belongs to;
+  // when all failed, the first one's (the others are in the manifest).
+  auto printFailures = [&](bool firstOnly) {
+    llvm::outs().flush();
+    for (const fly::VariantResult &v : result.variants) {
+      if (v.succeeded() || v.skipped)
+        continue;
+      llvm::errs() << "fly-tune: variant " << v.id << " failed:\n";
+      printIndented(llvm::errs(), v.error);
+      if (firstOnly)
+        return;
+    }
+  };
+  if (result.numFailed() == result.variants.size()) {
+    printFailures(/*firstOnly=*/true);
+    llvm::errs() << "fly-tune: error: all "
+                 << count(result.variants.size(), "variant") << " failed; "
+                 << outDir << "/manifest.json lists their errors\n";
+    return 1;
+  }
+  // Only what compiled was written: a failed variant has no objects.
+  size_t written = result.variants.size() - result.numFailed();
+  llvm::outs() << "\nwrote " << count(written, "variant");
+  if (result.numFailed())
+    llvm::outs() << " (" << result.numFailed() << " failed)";
+  llvm::outs() << " and " << outDir << "/manifest.json\n";
+  if (unsigned failed = result.numFailed()) {
+    printFailures(/*firstOnly=*/false);
+    llvm::errs() << "fly-tune: partial: " << failed << " of "
+                 << count(result.variants.size(), "variant") << " failed\n";
+    return 2;
+  }
+  return 0;
+}
+
+/// <outDir>/sweep.json: per kernel of a local sweep, its input, folder and
+/// each variant's id, hint set and status; results are keyed by (kernel,
+/// hint set).
+static llvm::Error
+writeSweepIndex(StringRef outDir, llvm::ArrayRef<fly::SweepKernel> kernels,
+                llvm::ArrayRef<mlir::FailureOr<fly::CompileResult>> results) {
+  llvm::json::Array list;
+  for (auto [kernel, result] : llvm::zip(kernels, results)) {
+    llvm::json::Object entry{{"kernel", kernel.input}, {"dir", kernel.stem}};
+    if (failed(result)) {
+      entry["status"] = "failed";
+      list.push_back(std::move(entry));
+      continue;
+    }
+    llvm::json::Array variants;
+    for (const fly::VariantResult &v : result->variants)
+      variants.push_back(
+          llvm::json::Object{{"id", v.id},
+                             {"hints", v.hints.toJSON()},
+                             {"status", v.succeeded() ? "ok"
+                                        : v.skipped   ? "skipped"
+                                                      : "failed"}});
+    entry["status"] = "ok";
+    entry["variants"] = std::move(variants);
+    list.push_back(std::move(entry));
+  }
+  llvm::SmallString<256> path(outDir);
+  llvm::sys::path::append(path, "sweep.json");
+  return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
+    os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                     {"kernels", std::move(list)}}))
+       << "\n";
+    return llvm::Error::success();
+  });
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // Before anything else registers options: these are LLVM's and the
@@ -329,16 +558,29 @@ int main(int argc, char **argv) {
     if (!quietOpt)
       llvm::errs() << "fly-tune: " << line << "\n";
   };
-  if (inputsOpt.size() > 1 || fly::slurmSweepFileGiven()) {
-    if (!slurm)
-      return fail("several inputs (or --sweep) are tuned as one sweep with "
-                  "--executor=slurm; otherwise run fly-tune once per input");
+  bool several = inputsOpt.size() > 1 || fly::slurmSweepFileGiven();
+  if (several && slurm) {
     fly::CacheConfig cache = fly::CacheConfig::fromEnvironment();
     return fly::runSlurmSweepCommand(
         argc, argv, inputsOpt, outDirOpt,
         cache.enabled && !noCacheOpt ? cache.directory : "", progress);
   }
-  const std::string inputOpt = inputsOpt.empty() ? "" : inputsOpt.front();
+  // The kernels: one input (or the bundled example), or several inputs and
+  // the sweep file's, each checked before anything compiles.
+  std::vector<fly::SweepKernel> kernels;
+  if (several) {
+    auto read = fly::readSweepKernels(inputsOpt);
+    if (!read)
+      return fail(llvm::toString(read.takeError()));
+    kernels = std::move(*read);
+    if (benchOpt.getNumOccurrences())
+      return fail("--bench runs one kernel's variants; run fly-run on each "
+                  "kernel's folder of a sweep");
+  } else {
+    kernels.push_back(
+        {inputsOpt.empty() ? "" : inputsOpt.front(), "", std::nullopt});
+  }
+  const std::string inputOpt = kernels.front().input;
 
   if (llvm::Error err = fly::checkTargetName(targetOpt))
     return fail("--target=" + targetOpt + ": " +
@@ -346,6 +588,24 @@ int main(int argc, char **argv) {
   llvm::Expected<fly::TargetSpec> target = fly::parseTargetSpec(targetOpt);
   if (!target)
     return fail("--" + llvm::toString(target.takeError()));
+  // A --pipeline without --target: the defaults (hint sets, toolkit) follow
+  // the pipeline's family (or the first input's), not --target's default
+  // (rocdl's waves_per_eu sets fail on NVVM).
+  bool familyFromPipeline = false;
+  if (!pipelineOpt.empty() && !targetOpt.getNumOccurrences()) {
+    std::string firstSource = kBundledKernel;
+    if (!inputOpt.empty()) {
+      auto buffer = fly::readRegularFile(inputOpt, /*maxBytes=*/1ull << 30);
+      if (!buffer)
+        return fail(llvm::toString(buffer.takeError()));
+      firstSource = (*buffer)->getBuffer().str();
+    }
+    if (std::optional<StringRef> own =
+            pipelineFamily(pipelineOpt, firstSource)) {
+      target->family = own->str();
+      familyFromPipeline = true;
+    }
+  }
   StringRef family = target->family;
   // Checked before anything compiles: a bad format or out-dir used to be
   // found after the whole sweep (or never).
@@ -355,33 +615,7 @@ int main(int argc, char **argv) {
   if (llvm::Error err = fly::OutputDirectory::check(outDirOpt))
     return fail("--out-dir: " + llvm::toString(std::move(err)));
 
-  fly::CompileJob job;
-  // Only a preset's label: the source and pipeline, which the key hashes,
-  // say what a --pipeline targets.
-  job.chip = pipelineOpt.empty() ? std::string(targetOpt) : "";
   bool bundled = inputOpt.empty();
-  if (bundled) {
-    job.source = kBundledKernel;
-    job.sourceName = "<bundled tile_matmul.mlir>";
-  } else {
-    // A regular file only: a FIFO or device would hang or never end.
-    auto buffer = fly::readRegularFile(inputOpt, /*maxBytes=*/1ull << 30);
-    if (!buffer)
-      return fail(llvm::toString(buffer.takeError()));
-    job.source = (*buffer)->getBuffer().str();
-    job.sourceName = inputOpt;
-  }
-  // A --pipeline without --target: the defaults (hint sets, toolkit) follow
-  // the pipeline's family, not --target's default (rocdl's waves_per_eu
-  // sets fail on NVVM).
-  bool familyFromPipeline = false;
-  if (!pipelineOpt.empty() && !targetOpt.getNumOccurrences())
-    if (std::optional<StringRef> own =
-            pipelineFamily(pipelineOpt, job.source)) {
-      family = *own;
-      familyFromPipeline = true;
-    }
-
   // --bench with no value: the bundled example's launch spec, written into
   // --out-dir beside the variants once they are.
   std::string benchSpec = benchOpt;
@@ -390,30 +624,31 @@ int main(int argc, char **argv) {
                 "' (--bench=<launch.json>, like examples/*.launch.json); "
                 "only the bundled example has one built in");
 
+  std::vector<fly::HintSet> hintSets;
   // An explicitly empty --hints is the C API's "": one variant, the
   // backend's default, not the bundled sets.
   if (hintsOpt.getNumOccurrences() && hintsOpt.empty())
-    job.hintSets.emplace_back();
+    hintSets.emplace_back();
   if (!hintsOpt.empty()) {
     auto parsed = fly::parseHintSets(hintsOpt);
     if (!parsed)
       return fail("--hints: " + llvm::toString(parsed.takeError()));
-    job.hintSets = std::move(*parsed);
+    hintSets = std::move(*parsed);
   }
   if (!hintsFileOpt.empty()) {
     auto parsed = fly::readHintSetsFile(hintsFileOpt);
     if (!parsed)
       return fail(llvm::toString(parsed.takeError()));
-    llvm::append_range(job.hintSets, *parsed);
+    llvm::append_range(hintSets, *parsed);
   }
-  if (job.hintSets.empty()) {
+  if (hintSets.empty()) {
     auto parsed = fly::parseHintSetsJSON(
         family == "rocdl" ? StringRef(kBundledHints)
                           : StringRef("[{}, {\"maxnreg\": 128}, "
                                       "{\"maxnreg\": 64}, {\"maxnreg\": 32}]"));
     if (!parsed)
       return fail(llvm::toString(parsed.takeError()));
-    job.hintSets = std::move(*parsed);
+    hintSets = std::move(*parsed);
   }
 
   fly::FoundToolkit toolkitFound{toolkitOpt, "--toolkit"};
@@ -434,62 +669,17 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
   // Diagnostics as mlir-opt prints them: file:line:col and the source line.
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(job.source, job.sourceName),
-      llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-
-  std::string presetNote = "--pipeline";
-  if (pipelineOpt.empty()) {
-    // The preset fits the input: host code or not, targets or not.
-    OwningOpRef<ModuleOp> input = parseSourceString<ModuleOp>(
-        job.source, ParserConfig(&context), job.sourceName);
-    if (!input)
+  std::vector<fly::CompileJob> jobs;
+  std::vector<std::string> presetNotes;
+  for (fly::SweepKernel &kernel : kernels) {
+    std::optional<fly::CompileJob> job =
+        buildJob(kernel.input, kernel.hintSets ? *kernel.hintSets : hintSets,
+                 *target, familyFromPipeline, toolkit, context, sourceMgr,
+                 presetNotes.emplace_back());
+    if (!job)
       return 1;
-    // A target the input names for itself wins over the preset's lowering:
-    // --target's family must be its family, or every variant fails in the
-    // wrong backend.
-    WalkResult mismatch = input->walk([&](gpu::GPUModuleOp gpuModule) {
-      for (Attribute attr : gpuModule.getTargetsAttr()
-                                ? gpuModule.getTargetsAttr().getValue()
-                                : ArrayRef<Attribute>()) {
-        StringRef own = fly::stringifyTargetFamily(fly::getTargetFamily(attr));
-        if (own == family)
-          continue;
-        InFlightDiagnostic diag = emitError(gpuModule.getLoc())
-                                  << "gpu.module @" << gpuModule.getName()
-                                  << " targets " << attr << " (" << own
-                                  << "), but --target=" << targetOpt
-                                  << " lowers for " << family;
-        diag.attachNote() << "pass --target=" << own
-                          << ":<chip> (the chip of the attribute) or drop "
-                             "the target attribute and let --target attach "
-                             "one";
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    if (mismatch.wasInterrupted())
-      return 1;
-    fly::InputShape shape = fly::inspectInput(*input);
-    std::string format = formatOpt;
-    if (format.empty())
-      format = family == "rocdl" ? "fatbin" : "bin";
-    std::string features = fly::getPresetFeatures(
-        fly::TargetSpec{family.str(), target->chip}, toolkit);
-    fly::PresetOptions preset{family, target->chip, format, toolkit, features};
-    job.pipeline = fly::buildPresetPipeline(preset, shape);
-    presetNote =
-        "preset " + targetOpt + ": " + fly::describePreset(preset, shape);
-  } else {
-    job.pipeline = pipelineOpt;
-    // --toolkit reaches a binary pass without toolkit=, and so does the one
-    // found when the pipeline's family is known (--target given, the
-    // pipeline's own, or $FLY_ROCM_TOOLKIT, which names a ROCm toolkit).
-    if (!toolkitOpt.empty() || targetOpt.getNumOccurrences() ||
-        familyFromPipeline ||
-        (family == "rocdl" && llvm::sys::Process::GetEnv("FLY_ROCM_TOOLKIT")))
-      job.defaultToolkit = toolkit;
+    jobs.push_back(std::move(*job));
   }
 
   fly::SplitCompilerOptions options =
@@ -525,109 +715,43 @@ int main(int argc, char **argv) {
     options.progress = [](StringRef line) {
       llvm::errs() << "fly-tune: " << line << "\n";
     };
+  if (several && !writePlanOpt.empty())
+    return fail("--write-plan writes one kernel's plan; give one input");
   fly::SplitCompiler compiler(context, options);
   if (!quietOpt)
-    llvm::errs() << "fly-tune: " << job.sourceName << ", "
-                 << count(job.hintSets.size(), "hint set") << ", " << presetNote
-                 << "\n";
+    for (auto [job, note] : llvm::zip(jobs, presetNotes))
+      llvm::errs() << "fly-tune: " << job.sourceName << ", "
+                   << count(job.hintSets.size(), "hint set") << ", " << note
+                   << "\n";
   // Which toolkit (and so which ptxas) compiles, and why that one.
   if (!quietOpt && pipelineOpt.empty())
     llvm::errs() << "fly-tune: toolkit " << toolkit << " ("
                  << toolkitFound.origin << ")\n";
-  FailureOr<fly::CompileResult> result = compiler.compile(job);
+  if (several) {
+    // One sweep: each kernel's outputs in <out-dir>/<its stem>, as a
+    // single-kernel run writes them, and sweep.json over all.
+    std::vector<FailureOr<fly::CompileResult>> results =
+        compiler.compileMany(jobs);
+    int status = 0;
+    for (auto [kernel, job, result] : llvm::zip(kernels, jobs, results)) {
+      llvm::outs() << "\n== kernel " << kernel.input << " -> " << outDirOpt
+                   << "/" << kernel.stem << "\n";
+      llvm::SmallString<256> dir(outDirOpt);
+      llvm::sys::path::append(dir, kernel.stem);
+      int kernelStatus = failed(result) ? 1 : reportKernel(job, *result, dir);
+      // 1 when a kernel failed as a whole, else 2 when a variant did.
+      if (kernelStatus == 1 || (kernelStatus == 2 && status == 0))
+        status = kernelStatus;
+    }
+    if (llvm::Error err = writeSweepIndex(outDirOpt, kernels, results))
+      return fail(llvm::toString(std::move(err)));
+    return status;
+  }
+  FailureOr<fly::CompileResult> result = compiler.compile(jobs.front());
   if (failed(result))
     return 1;
-  for (const std::string &warning : result->warnings)
-    llvm::WithColor::warning(llvm::errs(), "fly-tune") << warning << "\n";
-  if (result->prefixFromCache && irPrintingRequested())
-    llvm::WithColor::warning(llvm::errs(), "fly-tune")
-        << "phase 1 came from the compile cache, so no prefix passes ran and "
-           "--mlir-print-ir-* printed nothing for them (cached variants "
-           "neither); --no-cache or FLY_ALWAYS_COMPILE=1 runs them\n";
-
-  // Table.
-  llvm::outs() << llvm::formatv(
-      "\nphase 1: {0} ({1:f1} ms); phase 2: {2:f1} ms; total {3:f1} ms\n",
-      result->prefixFromCache ? "from cache" : "compiled", result->prefixMs,
-      result->replayMs, result->totalMs);
-  if (explainCacheOpt && !result->prefixFromCache)
-    llvm::outs() << "cache miss: "
-                 << (result->cacheExplanation.empty()
-                         ? std::string("cache disabled")
-                         : result->cacheExplanation)
-                 << "\n";
-  fly::printSweepTable(llvm::outs(), result->variants, result->variantFromCache,
-                       bestAllowNumericsOpt);
-
-  fly::SweepHeader header = fly::getSweepHeader("fly-tune", job, *result);
-  header.target = llvm::join(result->targets, ",");
-  header.targets = result->targets;
-  header.bestAllowsNumericsChanges = bestAllowNumericsOpt;
-  if (pipelineOpt.empty())
-    header.preset = std::string(targetOpt);
-  // The host module with the default variant's binaries, after the suffix:
-  // written when there is host code (a kernel-only module is just the
-  // gpu.binary ops of <id>.mlir).
-  std::vector<std::pair<std::string, std::string>> extraFiles;
-  if (result->mainModule &&
-      llvm::any_of(result->mainModule->getBody()->getOperations(),
-                   [](Operation &op) { return !isa<gpu::BinaryOp>(op); })) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    result->mainModule->print(os);
-    os << "\n";
-    extraFiles.push_back({"main.mlir", std::move(text)});
-    header.mainModule = "main.mlir";
-  }
-  if (llvm::Error err = fly::writeSweepOutputs(outDirOpt, result->variants,
-                                               header, extraFiles))
-    return fail(llvm::toString(std::move(err)));
-  std::vector<std::string> skipped;
-  for (const fly::VariantResult &v : result->variants)
-    if (v.skipped)
-      skipped.push_back(v.id);
-  if (!skipped.empty())
-    llvm::errs()
-        << "fly-tune: the time budget of "
-        << (timeBudgetOpt == std::floor(timeBudgetOpt)
-                ? std::to_string(static_cast<long long>(timeBudgetOpt))
-                : llvm::formatv("{0:f2}", timeBudgetOpt.getValue()).str())
-        << " s was spent: skipped " << count(skipped.size(), "variant") << ": "
-        << llvm::join(skipped, ", ") << "\n";
-  // The whole cause (a ptxas log, say), under the variant it belongs to;
-  // when all failed, the first one's (the others are in the manifest).
-  auto printFailures = [&](bool firstOnly) {
-    llvm::outs().flush();
-    for (const fly::VariantResult &v : result->variants) {
-      if (v.succeeded() || v.skipped)
-        continue;
-      llvm::errs() << "fly-tune: variant " << v.id << " failed:\n";
-      printIndented(llvm::errs(), v.error);
-      if (firstOnly)
-        return;
-    }
-  };
-  if (result->numFailed() == result->variants.size()) {
-    printFailures(/*firstOnly=*/true);
-    llvm::errs() << "fly-tune: error: all "
-                 << count(result->variants.size(), "variant") << " failed; "
-                 << outDirOpt << "/manifest.json lists their errors\n";
-    return 1;
-  }
-  // Only what compiled was written: a failed variant has no objects.
-  size_t written = result->variants.size() - result->numFailed();
-  llvm::outs() << "\nwrote " << count(written, "variant");
-  if (result->numFailed())
-    llvm::outs() << " (" << result->numFailed() << " failed)";
-  llvm::outs() << " and " << outDirOpt << "/manifest.json\n";
-  int status = 0;
-  if (unsigned failed = result->numFailed()) {
-    printFailures(/*firstOnly=*/false);
-    llvm::errs() << "fly-tune: partial: " << failed << " of "
-                 << count(result->variants.size(), "variant") << " failed\n";
-    status = 2;
-  }
-  if (!benchOpt.getNumOccurrences())
+  int status = reportKernel(jobs.front(), *result, outDirOpt);
+  if (status == 1 || !benchOpt.getNumOccurrences())
     return status;
   if (benchSpec.empty()) {
     llvm::SmallString<256> path(outDirOpt);

@@ -24,6 +24,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 
 namespace fly {
 
@@ -88,12 +89,17 @@ struct SplitCompilerOptions {
   /// Progress lines ("phase 1 ...", "variant 3/8 ...").
   std::function<void(llvm::StringRef)> progress;
   /// Each variant the moment it is final (compiled and stored, from the
-  /// cache, or copied from an identical one): its plan entry, the result
+  /// cache, or copied from an identical one): its kernel (the position of
+  /// its job in compileMany, 0 for compile), its plan entry, the result
   /// (labelled; duplicates are marked only in CompileResult), whether it
   /// came from the cache. One call at a time, from any thread.
-  std::function<void(unsigned entry, const VariantResult &variant,
-                     bool fromCache)>
+  std::function<void(unsigned kernel, unsigned entry,
+                     const VariantResult &variant, bool fromCache)>
       variantFinished;
+  /// Asked before each kernel's phase 1 and each variant starts; true:
+  /// nothing more starts (a kernel not begun fails without a diagnostic,
+  /// variants not begun have no objects). Null = never.
+  std::function<bool()> cancelled;
 
   static SplitCompilerOptions fromEnvironment();
 };
@@ -129,10 +135,27 @@ public:
   /// Fails (with diagnostics on the context) only for errors that concern
   /// every variant: bad input, bad pipeline, bad hints, prefix failure.
   mlir::FailureOr<CompileResult> compile(const CompileJob &job);
+  /// Several kernels as one sweep: their phase 1 side by side (at most
+  /// `jobs` kernels at once), every replay of every kernel on one executor,
+  /// whose workers they share (no kernel waits for another's variants).
+  /// One result per job, in order; a kernel that fails as a whole (its
+  /// diagnostics on the context) does not stop the others. Progress lines
+  /// start with the kernel's source name.
+  std::vector<mlir::FailureOr<CompileResult>>
+  compileMany(llvm::ArrayRef<CompileJob> jobs);
 
   CompileCache &getCache() { return cache; }
 
 private:
+  /// What every kernel of a compile shares: the cache's view of the command
+  /// line (warnings for each result go to `warnings`).
+  void prepareCache(std::vector<std::string> &warnings);
+  /// One kernel, its replays on `executor`; `kernel` is its position.
+  mlir::FailureOr<CompileResult> compileKernel(const CompileJob &job,
+                                               ReplayExecutor &executor,
+                                               unsigned kernel);
+  std::unique_ptr<ReplayExecutor> makeExecutor();
+
   // The stages of compile(), each in its own file.
   /// Phase 1 (PrefixStage.cpp): the prefix pipeline once, or its result from
   /// the cache.
@@ -148,10 +171,10 @@ private:
   /// Phase 2 (VariantStage.cpp): every distinct entry from the cache or the
   /// executor (under per-key locks shared with other processes), the
   /// duplicates copied.
-  mlir::LogicalResult runVariants(mlir::ModuleOp preBinary,
-                                  const ReplayPlan &plan,
-                                  llvm::ArrayRef<CacheKey> keys,
-                                  CompileResult &result);
+  mlir::LogicalResult
+  runVariants(mlir::ModuleOp preBinary, const ReplayPlan &plan,
+              llvm::ArrayRef<CacheKey> keys, const CompileJob &job,
+              unsigned kernel, ReplayExecutor &executor, CompileResult &result);
   /// Whether variants keep their LLVM IR and ISA for the dumps: FLY_DUMP_IR
   /// on for this compile. Their replays then run fly-module-to-binary, each
   /// variant compiled whole (no reuse-isa, no cached variant), once.
@@ -167,7 +190,8 @@ private:
 
   mlir::LogicalResult runPipeline(mlir::OpPassManager &pipeline,
                                   mlir::ModuleOp op, bool dump);
-  void say(const llvm::Twine &line);
+  /// A progress line, after the kernel's name when compiling several.
+  void say(const CompileJob &job, const llvm::Twine &line);
 
   mlir::MLIRContext &context;
   SplitCompilerOptions options;
@@ -175,6 +199,10 @@ private:
   /// This compile's non-default llvm::cl options, part of the base key.
   std::string commandLineKey;
   std::unique_ptr<StageDumper> dumper;
+  /// Whether compileMany runs more than one kernel (progress names them).
+  bool severalKernels = false;
+  /// One progress line or variantFinished call at a time.
+  std::mutex reportMutex;
 };
 
 } // namespace fly

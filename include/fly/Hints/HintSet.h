@@ -94,9 +94,15 @@ private:
 };
 
 /// Parses `set;set;...`, e.g. `waves_per_eu=1;waves_per_eu=2,maxnreg=64`.
-/// An empty segment is the empty hint set (the backend's defaults).
+/// An empty segment is the empty hint set (the backend's defaults). A
+/// segment may be a cartesian product, `waves_per_eu=1,2,4 x maxnreg=64,128`
+/// (a factor is `name=v1,v2,...`; the first varies slowest), expanded here
+/// after its count was checked against FLY_MAX_HINT_SETS; its errors name
+/// the column.
 llvm::Expected<std::vector<HintSet>> parseHintSets(llvm::StringRef text);
-/// Parses a JSON list of objects.
+/// Parses a JSON list of objects; an object whose values are lists (alone or
+/// in the list) is the product of those lists, in the order the text writes
+/// them. Errors in a product name the line and column.
 llvm::Expected<std::vector<HintSet>> parseHintSetsJSON(llvm::StringRef json);
 /// Reads a JSON hint file from disk.
 llvm::Expected<std::vector<HintSet>> readHintSetsFile(llvm::StringRef path);

@@ -47,9 +47,11 @@ def FlySnapshot : Pass<"fly-snapshot", "::mlir::ModuleOp"> {
   let options = [
     Option<"hints", "hints", "std::string", /*default=*/[{""}],
            "Hint sets to replay: 'k=v,k=v;k=v' (';' separates sets, an "
-           "empty set is the backend default)">,
+           "empty set is the backend default) or a product "
+           "'k=v1,v2 x k=v1,v2'">,
     Option<"hintsFile", "hints-file", "std::string", /*default=*/[{""}],
-           "JSON file with a list of hint-set objects, replayed after "
+           "JSON file with a list of hint-set objects (or an object of "
+           "lists: their product), replayed after "
            "those of `hints`">,
     Option<"binaryPass", "binary-pass", "std::string",
            /*default=*/[{"gpu-module-to-binary"}],
