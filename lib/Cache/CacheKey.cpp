@@ -1,8 +1,10 @@
 //===- CacheKey.cpp - Keys of the two-level compile cache -----------------===//
 
 #include "fly/Cache/CacheKey.h"
+
 #include "fly/Backend/PtxAssembler.h"
 #include "fly/Cache/VariantCodec.h"
+#include "fly/Support/ChildProcess.h"
 #include "fly/Support/LLVMCompat.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -135,9 +137,11 @@ std::string getToolVersion(StringRef tool) {
   std::optional<StringRef> redirects[] = {StringRef(""), output.str(),
                                           StringRef("")};
   std::string version = "?";
-  // Bounded: a tool that hangs does not hang the run.
-  if (sys::ExecuteAndWait(tool, {tool, "--version"}, std::nullopt, redirects,
-                          /*SecondsToWait=*/30) == 0)
+  // Bounded, and in a process group of its own: a tool that hangs does not
+  // hang the run, and a wrapper script's children end with it.
+  if (runChildProcess(tool, {tool, "--version"}, redirects,
+                      /*timeoutSeconds=*/30)
+          .succeeded())
     if (ErrorOr<std::unique_ptr<MemoryBuffer>> text =
             MemoryBuffer::getFile(output, /*IsText=*/true))
       version = (*text)->getBuffer().take_back(4096).trim().str();

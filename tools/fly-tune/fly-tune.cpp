@@ -349,8 +349,7 @@ buildJob(StringRef input, std::vector<fly::HintSet> hintSets,
   if (format.empty())
     format = family == "rocdl" ? "fatbin" : "bin";
   std::string features = fly::getPresetFeatures(target, toolkit);
-  fly::PresetOptions preset{std::string(family), target.chip, format, toolkit,
-                            features};
+  fly::PresetOptions preset{family, target.chip, format, toolkit, features};
   job.pipeline = fly::buildPresetPipeline(preset, shape);
   presetNote =
       "preset " + targetOpt + ": " + fly::describePreset(preset, shape);
