@@ -578,7 +578,7 @@ productFromJSON(const json::Object &object, const JSONLocator &locator,
     factor.key = StringRef(key).str();
     factor.keyOffset = keyAt;
     auto addValue = [&](const json::Value &v, size_t offset) -> Error {
-      Expected<std::string> text = jsonHintText(key, v);
+      Expected<std::string> text = jsonHintText(factor.key, v);
       if (!text)
         return hintError(formatv("{0}: {1}", locator.where(offset),
                                  toString(text.takeError())));
