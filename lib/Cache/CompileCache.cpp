@@ -263,13 +263,6 @@ static HeldLocks &heldLocks() {
   return held;
 }
 
-static std::string hostName() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1))
-    return "localhost";
-  return name;
-}
-
 namespace {
 /// What a LockFileManager lock file says: "<host> <pid>".
 struct LockOwner {
@@ -353,7 +346,7 @@ void CacheKeyLock::tryLock() {
     std::optional<LockOwner> owner = readLockOwner(path);
     if (attempt == 0 && owner &&
         owner->pid == static_cast<int>(sys::Process::getProcessId()) &&
-        owner->host == hostName()) {
+        owner->host == getHostName()) {
       manager.reset();
       sys::fs::remove(path + ".lock");
       continue;
@@ -367,7 +360,7 @@ bool CacheKeyLock::mayBeFree() const {
   if (!sys::fs::exists(path + ".lock"))
     return true;
   std::optional<LockOwner> owner = readLockOwner(path);
-  return owner && owner->host == hostName() && ::kill(owner->pid, 0) != 0 &&
+  return owner && owner->host == getHostName() && ::kill(owner->pid, 0) != 0 &&
          errno == ESRCH;
 }
 

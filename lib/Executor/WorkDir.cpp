@@ -5,6 +5,7 @@
 #include "fly/Cache/VariantCodec.h"
 #include "fly/Snapshot/Snapshot.h"
 #include "fly/Support/BoundedJSON.h"
+#include "fly/Support/Environment.h"
 #include "fly/Support/SafeFile.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -115,13 +116,6 @@ std::optional<double> readReplayMs(StringRef dir, unsigned entry) {
   return object ? object->getNumber("replay_ms") : std::nullopt;
 }
 
-static std::string hostName() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1))
-    return "localhost";
-  return name;
-}
-
 namespace {
 struct WorkDirOwner {
   int pid = 0;
@@ -147,12 +141,12 @@ static std::optional<WorkDirOwner> readWorkDirOwner(StringRef dir) {
 Error markWorkDirOwner(StringRef dir) {
   return writeFileAtomically(
       pathIn(dir, "owner"),
-      formatv("{0} {1}\n", sys::Process::getProcessId(), hostName()).str());
+      formatv("{0} {1}\n", sys::Process::getProcessId(), getHostName()).str());
 }
 
 void removeStaleWorkDirs(StringRef parent) {
   std::error_code ec;
-  std::string host = hostName();
+  std::string host = getHostName();
   for (sys::fs::directory_iterator it(parent, ec, /*follow_symlinks=*/false),
        end;
        it != end && !ec; it.increment(ec)) {
@@ -168,7 +162,7 @@ void removeStaleWorkDirs(StringRef parent) {
 
 bool dieWithWorkDirOwner(StringRef dir) {
   std::optional<WorkDirOwner> owner = readWorkDirOwner(dir);
-  if (!owner || owner->host != hostName() || owner->pid != ::getppid())
+  if (!owner || owner->host != getHostName() || owner->pid != ::getppid())
     return true; // Not a process-executor child (a Slurm task, a user).
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   // The parent may have died before the line above: then this process was

@@ -8,6 +8,8 @@
 
 #include <mutex>
 
+#include <unistd.h>
+
 using namespace llvm;
 
 namespace fly {
@@ -51,6 +53,13 @@ std::optional<uint64_t> getEnvUnsigned(StringRef name) {
                   "non-negative whole number")
                      .str());
   return std::nullopt;
+}
+
+std::string getHostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1))
+    return "localhost";
+  return name;
 }
 
 } // namespace fly

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace fly {
 
@@ -27,6 +28,10 @@ std::optional<uint64_t> getEnvUnsigned(llvm::StringRef name);
 
 /// Prints "warning: <message>" on stderr, once per `key` in this process.
 void warnOnce(llvm::StringRef key, llvm::StringRef message);
+
+/// This machine's host name ("localhost" if it has none), as lock and
+/// owner files record it beside a pid.
+std::string getHostName();
 
 } // namespace fly
 
