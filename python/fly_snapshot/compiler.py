@@ -394,18 +394,7 @@ class Compiler(_OwnedHandle):
         else:
             raise InvalidInputError("source must be str or bytes, got %s"
                                     % type(source).__name__)
-        if not isinstance(target, str) or ":" not in target:
-            raise InvalidInputError("target must be 'rocdl:<chip>' or 'nvvm:<sm_XX>', "
-                                    "got %r" % (target,))
-        hints_json = _check_hint_sets(hint_sets)
-        # The library's own checks (hint names, values, ranges, the chip),
-        # before anything compiles.
-        if not self._lib.flyCheckCompileArguments(hints_json.encode(), target.encode()):
-            raise InvalidInputError(_capi.last_error())
-        if pipeline is None:
-            pipeline = self.preset_pipeline(target)
-        elif not isinstance(pipeline, str) or not pipeline.strip():
-            raise InvalidInputError("pipeline must be a non-empty pass pipeline string")
+        hints_json, pipeline = self._check_call(target, pipeline, hint_sets)
 
         lib = self._lib
         handle = lib.flyCompilerCompile(self._handle, data, len(data), pipeline.encode(),
@@ -432,6 +421,8 @@ class Compiler(_OwnedHandle):
             raise InvalidInputError("target must be 'rocdl:<chip>' or 'nvvm:<sm_XX>', "
                                     "got %r" % (target,))
         hints_json = _check_hint_sets(hint_sets)
+        # The library's own checks (hint names, values, ranges, the chip),
+        # before anything compiles.
         if not self._lib.flyCheckCompileArguments(hints_json.encode(), target.encode()):
             raise InvalidInputError(_capi.last_error())
         if pipeline is None:
