@@ -515,7 +515,7 @@ class Run:
                         inp = self.gen(f"x-{target}-{tile}-u{unroll}",
                                        ["gen_gemm.py", "--target", target, "--tiles", tile,
                                         "--unroll", unroll])
-                        self.compare(target, f"gemm {tile} u{unroll}", [inp], n, top, 1,
+                        self.compare(target, f"gemm {tile} u{unroll}", [inp], n, top, a.reps,
                                      with_serial=False)
 
     def save(self):
