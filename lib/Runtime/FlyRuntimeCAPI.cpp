@@ -29,7 +29,14 @@ bool fail(std::string message) {
   lastError = std::move(message);
   return false;
 }
-bool check(const Status &s) { return s ? true : fail(s.message); }
+/// The one error channel (fly-c/FlyRuntime.h): a call that succeeds clears
+/// the last error, one that fails sets it.
+bool check(const Status &s) {
+  if (!s)
+    return fail(s.message);
+  lastError.clear();
+  return true;
+}
 
 struct Device {
   std::unique_ptr<Backend> backend;
