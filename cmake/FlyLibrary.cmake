@@ -17,6 +17,10 @@ function(fly_add_library name)
   target_include_directories(${name} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
     $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>)
+  # Private headers live beside their sources (lib/<Folder>/X.h, included as
+  # "<Folder>/X.h"); only include/ is installed. Another folder's private
+  # header is for folders that declare it in DEPENDS.
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/lib)
   set_property(GLOBAL PROPERTY FLY_DEPENDS_${name} ${ARG_DEPENDS})
   set_property(GLOBAL PROPERTY FLY_LINK_${name} ${ARG_LINK})
   set_property(GLOBAL APPEND PROPERTY FLY_LIBRARIES ${name})

@@ -10,10 +10,15 @@
 |* A device uses the GPU's primary context, the one torch and cupy use: their *|
 |* device pointers and streams are valid arguments. flyRtDeviceOpen makes it  *|
 |* current on the calling thread; call from that thread or one where another  *|
-|* library made the context current. Calls return false (or a                 *|
-|* null handle) on failure; flyRtGetLastError() of the same thread says why.  *|
-|* Strings returned by the API live until the next call on the same thread    *|
-|* (errors) or until their object is destroyed.                               *|
+|* library made the context current.                                          *|
+|*                                                                            *|
+|* Conventions, those of fly-c/FlySnapshot.h. Errors: a call that can fail    *|
+|* returns false or a null handle, and flyRtGetLastError() of the same thread *|
+|* says why (each such call sets or clears it); flyRtDeviceOpen's status says *|
+|* besides what was missing. Strings: arguments are read during the call      *|
+|* only; a string handed out is owned by its object, valid until that is      *|
+|* destroyed (flyRtDeviceGetInfoJSON), or is the last error, valid until the  *|
+|* next call on the same thread.                                              *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -61,7 +66,8 @@ typedef enum FlyRtOpenStatus {
   FlyRtOpenError = 3,     /**< a device is there but could not be opened */
 } FlyRtOpenStatus;
 
-/** The last error of this thread ("" if none). */
+/** Why the last call on this thread that can fail failed ("" after one that
+ *  succeeded); valid until the next call on this thread. */
 FLY_RT_EXPORTED const char *flyRtGetLastError(void);
 
 /** Opens device `ordinal` of `backend` ("cuda" or "hip"). On failure the

@@ -1,13 +1,34 @@
 /*===- fly-c/FlySnapshot.h - C API of fly-snapshot ----------------*- C -*-===*\
 |*                                                                            *|
 |* A C interface to fly::SplitCompiler in the style of the MLIR C API, for    *|
-|* DSL front ends written in other languages (Python through ctypes, Rust,   *|
-|* Julia...). One compiler owns one MLIRContext; a compile turns one module, *|
-|* one full pipeline and N hint sets into N variants, each with its objects  *|
-|* and a JSON description. Errors never abort: they come back as text.       *|
+|* DSL front ends written in other languages (Python through ctypes, Rust,    *|
+|* Julia...). One compiler owns one MLIRContext; a compile turns one module,  *|
+|* one full pipeline and N hint sets into N variants, each with its objects   *|
+|* and a JSON description.                                                    *|
 |*                                                                            *|
-|* Strings returned by the API belong to the object they came from and live  *|
-|* until it is destroyed.                                                     *|
+|* Conventions (every function follows them):                                 *|
+|*                                                                            *|
+|* Errors. A call that can fail says so by its return value alone: false, or  *|
+|* a null handle (flyCompilerIsNull, flyResultIsNull). The reason is then     *|
+|* flyGetLastError() on the same thread, which each such call sets (or        *|
+|* clears). Nothing aborts, throws or prints. Accessors (flyResultGet*,       *|
+|* flyVariantGet*) do not fail: an index out of range gives NULL or 0. What a *|
+|* compile produced is data, not an error of the call: a variant that failed  *|
+|* says so in its JSON ("status", "error") and flyResultVariantSucceeded;     *|
+|* the warnings of a compile, and in a sweep the diagnostics of a kernel that *|
+|* failed as a whole, are flyResultGetDiagnostics.                            *|
+|*                                                                            *|
+|* Strings. Arguments are read during the call only. Every string the API     *|
+|* hands out is NUL-terminated, owned by the library and valid until its      *|
+|* owner, named with each function, ends:                                     *|
+|*   - a FlyResult: until flyResultDestroy;                                   *|
+|*   - a callback's arguments (FlyVariantCallback, FlyStringCallback): until  *|
+|*     the callback returns (copy what is kept);                              *|
+|*   - the last error: until the next fallible call on the same thread;       *|
+|*   - the library: for as long as it is loaded (flyGetVersion,               *|
+|*     flyGetHintSpecsJSON).                                                  *|
+|* A string the library computes on request (flyGetPresetPipeline) goes to a  *|
+|* FlyStringCallback, as mlir-c's MlirStringCallback.                         *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -33,12 +54,18 @@ typedef struct FlyCompiler {
   void *ptr;
 } FlyCompiler;
 
-/** The outcome of one compile: an error, or one variant per hint set. */
+/** The variants of a compile (or sweep) that did not fail as a whole: one
+ *  per hint set (of each kernel), each ok or failed. */
 typedef struct FlyResult {
   void *ptr;
 } FlyResult;
 
-/** The version of the library, e.g. "0.1.0". */
+/** Receives a string the library hands out: `length` bytes at `data`,
+ *  NUL-terminated, valid until the callback returns. */
+typedef void (*FlyStringCallback)(const char *data, size_t length,
+                                  void *userData);
+
+/** The version of the library, e.g. "0.1.0"; owned by the library. */
 FLY_CAPI_EXPORTED const char *flyGetVersion(void);
 
 /** Creates a compiler. `optionsJSON` is NULL (defaults, read from the
@@ -73,7 +100,8 @@ static inline bool flyCompilerIsNull(FlyCompiler compiler) {
 /** Destroys a compiler; null compilers are ignored. */
 FLY_CAPI_EXPORTED void flyCompilerDestroy(FlyCompiler compiler);
 
-/** The message of the last flyCompilerCreate failure on this thread, or "". */
+/** Why the last fallible call on this thread failed ("" after one that
+ *  succeeded); valid until the next fallible call on this thread. */
 FLY_CAPI_EXPORTED const char *flyGetLastError(void);
 
 /** Compiles `source` (MLIR text or bytecode, `sourceSize` bytes) with
@@ -81,9 +109,11 @@ FLY_CAPI_EXPORTED const char *flyGetLastError(void);
  *  per hint set in `hintSetsJSON` (a JSON list of objects such as
  *  `[{}, {"waves_per_eu": 8}]`; NULL or "" = one empty set). `chip` is part of
  *  the cache key: "rocdl:<gfx chip>" or "nvvm:sm_<NN>" (e.g. "rocdl:gfx942");
- *  anything else is an error result. Calls on one compiler are
- *  serialised. Always returns a result, to be destroyed with
- *  flyResultDestroy. */
+ *  anything else is an error. Calls on one compiler are serialised. Returns
+ *  a result, to be destroyed with flyResultDestroy, or a null result when
+ *  the compile as a whole failed (bad arguments, source, or pipeline
+ *  prefix): flyGetLastError() then holds every diagnostic, one per line.
+ *  Variants that failed are part of a result. */
 FLY_CAPI_EXPORTED FlyResult flyCompilerCompile(
     FlyCompiler compiler, const char *source, size_t sourceSize,
     const char *pipeline, const char *hintSetsJSON, const char *chip);
@@ -105,8 +135,8 @@ typedef struct FlyVariant {
 } FlyVariant;
 
 /** The number of objects of `variant`, and the bytes of one (`*size`
- *  receives their count; NULL and 0 if out of range). Valid only during the
- *  callback. */
+ *  receives their count; NULL and 0 if out of range), owned by the variant:
+ *  valid until the callback returns. */
 FLY_CAPI_EXPORTED size_t flyVariantGetNumObjects(FlyVariant variant);
 FLY_CAPI_EXPORTED const void *flyVariantGetObject(FlyVariant variant,
                                                   size_t object, size_t *size);
@@ -128,10 +158,10 @@ typedef bool (*FlyVariantCallback)(FlyVariant variant, const char *variantJSON,
  *  with "variant_timeout" and "time_budget" (seconds, as in
  *  flyCompilerCreate) for this sweep. `callback` (may be NULL) sees each
  *  variant as it finishes. Returns a result with every variant, kernel by
- *  kernel in `kernels` order; it succeeded when at least one kernel
- *  compiled (the diagnostics of a kernel that failed as a whole, or was
- *  cancelled before it began, are in flyResultGetError). Errors never
- *  abort; calls on one compiler are serialised. */
+ *  kernel in `kernels` order, when at least one kernel compiled (the
+ *  diagnostics of a kernel that failed as a whole, or was cancelled before
+ *  it began, are in flyResultGetDiagnostics); else a null result, the
+ *  reason in flyGetLastError(). Calls on one compiler are serialised. */
 FLY_CAPI_EXPORTED FlyResult flyCompilerSweep(
     FlyCompiler compiler, const FlySweepKernel *kernels, size_t numKernels,
     const char *pipeline, const char *hintSetsJSON, const char *chip,
@@ -144,22 +174,26 @@ FLY_CAPI_EXPORTED FlyResult flyCompilerSweep(
 FLY_CAPI_EXPORTED bool flyCheckCompileArguments(const char *hintSetsJSON,
                                                 const char *chip);
 
-/** Whether the compile as a whole succeeded (individual variants may still
- *  have failed: see each variant's "error" in its JSON). */
-FLY_CAPI_EXPORTED bool flyResultSucceeded(FlyResult result);
+/** Whether `result` is null (the compile as a whole failed). */
+static inline bool flyResultIsNull(FlyResult result) {
+  return result.ptr == NULL;
+}
 
-/** All diagnostics the compile produced, one per line ("" if none). For a
- *  failed result, the reason. */
-FLY_CAPI_EXPORTED const char *flyResultGetError(FlyResult result);
+/** The diagnostics of a compile that produced variants, one per line ("" if
+ *  none): warnings, and the kernels of a sweep that failed as a whole.
+ *  Owned by the result. */
+FLY_CAPI_EXPORTED const char *flyResultGetDiagnostics(FlyResult result);
 
 /** Whether phase 1 (the pipeline prefix) came from the compile cache. */
 FLY_CAPI_EXPORTED bool flyResultPrefixFromCache(FlyResult result);
 
-/** The number of variants: one per hint set, 0 for a failed result. */
+/** The number of variants: one per hint set (of each kernel, for a
+ *  sweep). */
 FLY_CAPI_EXPORTED size_t flyResultGetNumVariants(FlyResult result);
 
 /** Variant `i` as JSON (the manifest entry: id, hints, binary pass, objects
- *  with kernel metadata, error...); NULL if `i` is out of range. */
+ *  with kernel metadata, error...), owned by the result; NULL if `i` is out
+ *  of range. */
 FLY_CAPI_EXPORTED const char *flyResultGetVariantJSON(FlyResult result,
                                                       size_t i);
 
@@ -170,23 +204,24 @@ FLY_CAPI_EXPORTED bool flyResultVariantSucceeded(FlyResult result, size_t i);
 FLY_CAPI_EXPORTED size_t flyResultGetNumObjects(FlyResult result,
                                                 size_t variant);
 
-/** The bytes of one object; `*size` receives their count. NULL (and size 0)
- *  if an index is out of range. */
+/** The bytes of one object, owned by the result; `*size` receives their
+ *  count. NULL (and size 0) if an index is out of range. */
 FLY_CAPI_EXPORTED const void *flyResultGetObject(FlyResult result,
                                                  size_t variant, size_t object,
                                                  size_t *size);
 
-/** The gpu.module an object was compiled from. */
+/** The gpu.module an object was compiled from, owned by the result; NULL
+ *  if an index is out of range. */
 FLY_CAPI_EXPORTED const char *
 flyResultGetObjectModule(FlyResult result, size_t variant, size_t object);
 
 /** Destroys a result; null results are ignored. */
 FLY_CAPI_EXPORTED void flyResultDestroy(FlyResult result);
 
-/** Writes a successful result the way fly-tune writes its --out-dir: per
- *  successful variant `<id>.mlir` and one raw object per gpu.module, then
+/** Writes a result the way fly-tune writes its --out-dir: per successful
+ *  variant `<id>.mlir` and one raw object per gpu.module, then
  *  `manifest.json` (every variant, failed ones included). Returns false on
- *  a failed result, a sweep result of several kernels, or an I/O error;
+ *  a null result, a sweep result of several kernels, or an I/O error;
  *  flyGetLastError() says why. */
 FLY_CAPI_EXPORTED bool flyResultWrite(FlyResult result, const char *outDir);
 
@@ -194,11 +229,13 @@ FLY_CAPI_EXPORTED bool flyResultWrite(FlyResult result, const char *outDir);
  *  ("rocdl:gfx942", "nvvm:sm_90"), ending in gpu-module-to-binary with
  *  `toolkit` (NULL or "": the toolkit found beside this library, in its
  *  install prefix or build tree, $FLY_ROCM_TOOLKIT, /opt/rocm; on NVVM the
- *  CUDA toolkit found at configure time). NULL on a bad target or when no
- *  toolkit is found (flyGetLastError() says why). The string lives until
- *  the next call on this thread. */
-FLY_CAPI_EXPORTED const char *flyGetPresetPipeline(const char *target,
-                                                   const char *toolkit);
+ *  CUDA toolkit found at configure time), handed to `callback` in one
+ *  piece. Returns false on a bad target or when no toolkit is found
+ *  (flyGetLastError() says why; `callback` is not called). */
+FLY_CAPI_EXPORTED bool flyGetPresetPipeline(const char *target,
+                                            const char *toolkit,
+                                            FlyStringCallback callback,
+                                            void *userData);
 
 /** The hints the library understands, as a JSON array in the order help
  *  lists them, one object per hint from its registry
@@ -212,7 +249,7 @@ FLY_CAPI_EXPORTED const char *flyGetPresetPipeline(const char *target,
  *  "selector": it takes a target selector after its first word
  *  (`O[gfx942]`, `target[sm_90].chip`); "families": the target families it
  *  applies to ("other": targets of neither), with a tighter "max" there.
- *  The string lives as long as the library. */
+ *  Owned by the library. */
 FLY_CAPI_EXPORTED const char *flyGetHintSpecsJSON(void);
 
 #ifdef __cplusplus

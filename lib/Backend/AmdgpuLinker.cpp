@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fly/Backend/AmdgpuLinker.h"
-#include "fly/Support/LLVMCompat.h"
+#include "Support/LLVMCompat.h"
 
 #include "mlir/Target/LLVM/ROCDL/Utils.h"
 

@@ -5,12 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fly/Support/LLVMCompat.h"
+#include "Support/LLVMCompat.h"
 #include "fly/Transforms/Passes.h"
 
+#include "Backend/PtxAssembler.h"
 #include "fly/Backend/AmdgpuLinker.h"
 #include "fly/Backend/ModuleToBinary.h"
-#include "fly/Backend/PtxAssembler.h"
 #include "fly/Support/AttrNames.h"
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"

@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "fly/Backend/ModuleToBinary.h"
-#include "fly/Support/FatalErrors.h"
-#include "fly/Support/LLVMCompat.h"
+#include "Support/FatalErrors.h"
+#include "Support/LLVMCompat.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Target/LLVM/ROCDL/Utils.h"

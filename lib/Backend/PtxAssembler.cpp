@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fly/Backend/PtxAssembler.h"
-#include "fly/Support/ChildProcess.h"
+#include "Backend/PtxAssembler.h"
+#include "Support/ChildProcess.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Target/LLVM/NVVM/Utils.h"

@@ -1,6 +1,6 @@
 //===- BuildId.cpp - The hash of the fly objects this build made ----------===//
 
-#include "fly/BuildId/BuildId.h"
+#include "BuildId/BuildId.h"
 
 #include "BuildIdValue.inc"
 

@@ -1,8 +1,10 @@
 //===- FlySnapshotCAPI.cpp - C API of fly-snapshot ------------------------===//
 //
 // A thin C shell over fly::SplitCompiler. Every diagnostic is captured as
-// text by a ScopedDiagnosticHandler, so nothing reaches stderr and a bad
-// input, pipeline or hint set is an error result, never an abort.
+// text by a ScopedDiagnosticHandler, so nothing reaches stderr; a bad input,
+// pipeline or hint set is a null result with the diagnostics as the thread's
+// last error (the conventions at the top of fly-c/FlySnapshot.h), never an
+// abort.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,9 +63,10 @@ struct CompilerImpl {
 };
 
 struct ResultImpl {
-  bool succeeded = false;
   bool prefixFromCache = false;
-  std::string error;
+  /// Diagnostics, one per line: the last error when the compile failed as a
+  /// whole, else flyResultGetDiagnostics.
+  std::string diagnostics;
   std::vector<fly::VariantResult> variants;
   std::vector<std::string> variantJSON;
   /// Per variant: the position of its kernel (sweeps; 0 for a compile).
@@ -78,7 +81,21 @@ CompilerImpl *unwrap(FlyCompiler c) {
 ResultImpl *unwrap(FlyResult r) { return static_cast<ResultImpl *>(r.ptr); }
 FlyResult wrap(ResultImpl *r) { return FlyResult{r}; }
 
+/// The one error channel: why the last fallible call on this thread failed.
 thread_local std::string lastError;
+
+FlyResult nullResult(std::string message) {
+  lastError = std::move(message);
+  return FlyResult{nullptr};
+}
+
+/// A compile that failed as a whole: its diagnostics become the last error.
+FlyResult failedResult(ResultImpl *r, llvm::StringRef fallback) {
+  std::string message =
+      r->diagnostics.empty() ? fallback.str() : std::move(r->diagnostics);
+  delete r;
+  return nullResult(std::move(message));
+}
 
 void registerPassesOnce() {
   static std::once_flag once;
@@ -86,12 +103,6 @@ void registerPassesOnce() {
     registerAllPasses();
     fly::registerFlySnapshotPasses();
   });
-}
-
-FlyResult errorResult(std::string message) {
-  auto *r = new ResultImpl;
-  r->error = std::move(message);
-  return wrap(r);
 }
 
 void appendLine(std::string &out, llvm::StringRef line) {
@@ -123,7 +134,7 @@ LogicalResult captureDiagnostic(Diagnostic &diag, ResultImpl *r,
   for (const Diagnostic &note : diag.getNotes())
     os << "\nnote: " << note.getLocation() << ": " << note;
   std::lock_guard<std::mutex> lock(mutex);
-  appendLine(r->error, text);
+  appendLine(r->diagnostics, text);
   return success();
 }
 
@@ -279,19 +290,20 @@ bool flyCheckCompileArguments(const char *hintSetsJSON, const char *chip) {
 FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
                              size_t sourceSize, const char *pipeline,
                              const char *hintSetsJSON, const char *chip) {
+  lastError.clear();
   CompilerImpl *impl = unwrap(compiler);
   if (!impl)
-    return errorResult("null compiler");
+    return nullResult("null compiler");
   if (!source)
-    return errorResult("no source");
+    return nullResult("no source");
   if (sourceSize == 0)
-    return errorResult("empty source: sourceSize is 0 (pass the byte length "
-                       "of the MLIR text or bytecode)");
+    return nullResult("empty source: sourceSize is 0 (pass the byte length "
+                      "of the MLIR text or bytecode)");
   if (!pipeline || !*pipeline)
-    return errorResult("no pipeline");
+    return nullResult("no pipeline");
   fly::CompileJob job;
   if (llvm::Error err = checkArguments(hintSetsJSON, chip, job.hintSets))
-    return errorResult(llvm::toString(std::move(err)));
+    return nullResult(llvm::toString(std::move(err)));
   job.source.assign(source, sourceSize);
   job.sourceName = "<fly-capi>";
   job.pipeline = pipeline;
@@ -310,18 +322,14 @@ FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
   try {
     result = impl->compiler->compile(job);
   } catch (const std::exception &e) {
-    appendLine(r->error, std::string("error: ") + e.what());
+    appendLine(r->diagnostics, std::string("error: ") + e.what());
     result = failure();
   }
-  if (failed(result)) {
-    if (r->error.empty())
-      r->error = "error: compile failed";
-    return wrap(r);
-  }
-  r->succeeded = true;
+  if (failed(result))
+    return failedResult(r, "error: compile failed");
   r->prefixFromCache = result->prefixFromCache;
   for (const std::string &w : result->warnings)
-    appendLine(r->error, "warning: " + w);
+    appendLine(r->diagnostics, "warning: " + w);
   r->header = fly::getSweepHeader("fly-capi", job, *result);
   r->variants = std::move(result->variants);
   for (size_t i = 0, e = r->variants.size(); i != e; ++i) {
@@ -359,16 +367,17 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
                            const char *hintSetsJSON, const char *chip,
                            const char *optionsJSON, FlyVariantCallback callback,
                            void *userData) {
+  lastError.clear();
   CompilerImpl *impl = unwrap(compiler);
   if (!impl)
-    return errorResult("null compiler");
+    return nullResult("null compiler");
   if (!kernels || numKernels == 0)
-    return errorResult("no kernels: give at least one");
+    return nullResult("no kernels: give at least one");
   if (!pipeline || !*pipeline)
-    return errorResult("no pipeline");
+    return nullResult("no pipeline");
   std::vector<fly::HintSet> hintSets;
   if (llvm::Error err = checkArguments(hintSetsJSON, chip, hintSets))
-    return errorResult(llvm::toString(std::move(err)));
+    return nullResult(llvm::toString(std::move(err)));
   if (hintSets.empty())
     hintSets.emplace_back();
   fly::SplitCompilerOptions options = impl->options;
@@ -376,17 +385,17 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
     llvm::Expected<llvm::json::Value> parsed =
         fly::parseJSONBounded(optionsJSON, "sweep options");
     if (!parsed)
-      return errorResult(llvm::toString(parsed.takeError()));
+      return nullResult(llvm::toString(parsed.takeError()));
     const llvm::json::Object *object = parsed->getAsObject();
     if (!object)
-      return errorResult("bad sweep options: expected a JSON object");
+      return nullResult("bad sweep options: expected a JSON object");
     for (const auto &[key, value] : *object) {
       std::optional<double> seconds = value.getAsNumber();
       if ((key != "variant_timeout" && key != "time_budget") || !seconds ||
           *seconds < 0 || !std::isfinite(*seconds))
-        return errorResult("bad sweep options: \"" + key.str() +
-                           "\" (expected variant_timeout, time_budget: "
-                           "seconds, not negative)");
+        return nullResult("bad sweep options: \"" + key.str() +
+                          "\" (expected variant_timeout, time_budget: "
+                          "seconds, not negative)");
       if (key == "variant_timeout")
         options.variantTimeoutSeconds =
             static_cast<unsigned>(std::ceil(*seconds));
@@ -399,7 +408,7 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
   for (size_t k = 0; k < numKernels; ++k) {
     const FlySweepKernel &kernel = kernels[k];
     if (!kernel.source || kernel.sourceSize == 0)
-      return errorResult("kernel #" + std::to_string(k) + ": empty source");
+      return nullResult("kernel #" + std::to_string(k) + ": empty source");
     fly::CompileJob job;
     job.source.assign(kernel.source, kernel.sourceSize);
     job.sourceName = kernel.name && *kernel.name
@@ -434,20 +443,22 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
     fly::SplitCompiler sweeper(*impl->context, options);
     results = sweeper.compileMany(jobs);
   } catch (const std::exception &e) {
-    appendLine(r->error, std::string("error: ") + e.what());
-    return wrap(r);
+    appendLine(r->diagnostics, std::string("error: ") + e.what());
+    return failedResult(r, "error: sweep failed");
   }
+  bool anyCompiled = false;
   for (auto [k, result] : llvm::enumerate(results)) {
     if (failed(result)) {
-      appendLine(r->error, "error: kernel " + names[k] +
-                               (cancelled ? " was not compiled: the sweep "
-                                            "was cancelled"
-                                          : " failed as a whole"));
+      appendLine(r->diagnostics,
+                 "error: kernel " + names[k] +
+                     (cancelled ? " was not compiled: the sweep "
+                                  "was cancelled"
+                                : " failed as a whole"));
       continue;
     }
-    r->succeeded = true;
+    anyCompiled = true;
     for (const std::string &w : result->warnings)
-      appendLine(r->error, "warning: " + names[k] + ": " + w);
+      appendLine(r->diagnostics, "warning: " + names[k] + ": " + w);
     if (k == 0)
       r->header = fly::getSweepHeader("fly-capi", jobs[k], *result);
     for (auto [i, variant] : llvm::enumerate(result->variants)) {
@@ -458,17 +469,14 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
       r->variants.push_back(std::move(variant));
     }
   }
+  if (!anyCompiled)
+    return failedResult(r, "error: no kernel compiled");
   return wrap(r);
 }
 
-bool flyResultSucceeded(FlyResult result) {
+const char *flyResultGetDiagnostics(FlyResult result) {
   ResultImpl *r = unwrap(result);
-  return r && r->succeeded;
-}
-
-const char *flyResultGetError(FlyResult result) {
-  ResultImpl *r = unwrap(result);
-  return r ? r->error.c_str() : "null result";
+  return r ? r->diagnostics.c_str() : "";
 }
 
 bool flyResultPrefixFromCache(FlyResult result) {
@@ -528,8 +536,8 @@ void flyResultDestroy(FlyResult result) { delete unwrap(result); }
 bool flyResultWrite(FlyResult result, const char *outDir) {
   lastError.clear();
   ResultImpl *r = unwrap(result);
-  if (!r || !r->succeeded) {
-    lastError = "cannot write a failed result";
+  if (!r) {
+    lastError = "cannot write a null result (the compile failed)";
     return false;
   }
   if (!outDir || !*outDir) {
@@ -561,13 +569,18 @@ static std::string getLibraryDir() {
   return llvm::sys::path::parent_path(path).str();
 }
 
-const char *flyGetPresetPipeline(const char *target, const char *toolkit) {
+bool flyGetPresetPipeline(const char *target, const char *toolkit,
+                          FlyStringCallback callback, void *userData) {
   lastError.clear();
+  if (!callback) {
+    lastError = "no callback for the pipeline";
+    return false;
+  }
   llvm::Expected<fly::TargetSpec> spec =
       fly::parseTargetSpec(target ? target : "");
   if (!spec) {
     lastError = llvm::toString(spec.takeError());
-    return nullptr;
+    return false;
   }
   std::string dir = toolkit && *toolkit
                         ? std::string(toolkit)
@@ -577,11 +590,11 @@ const char *flyGetPresetPipeline(const char *target, const char *toolkit) {
                 ": pass one (a folder with amdgcn/bitcode, the ROCm device "
                 "libraries, or the CUDA toolkit: else CUDA_HOME, CUDA_PATH "
                 "or ptxas on PATH)";
-    return nullptr;
+    return false;
   }
-  static thread_local std::string pipeline;
-  pipeline = fly::getPresetPipeline(*spec, dir);
-  return pipeline.c_str();
+  std::string pipeline = fly::getPresetPipeline(*spec, dir);
+  callback(pipeline.c_str(), pipeline.size(), userData);
+  return true;
 }
 
 } // extern "C"

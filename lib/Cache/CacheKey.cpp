@@ -2,10 +2,10 @@
 
 #include "fly/Cache/CacheKey.h"
 
-#include "fly/Backend/PtxAssembler.h"
+#include "Backend/PtxAssembler.h"
+#include "Support/ChildProcess.h"
+#include "Support/LLVMCompat.h"
 #include "fly/Cache/VariantCodec.h"
-#include "fly/Support/ChildProcess.h"
-#include "fly/Support/LLVMCompat.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -40,7 +40,7 @@ using namespace llvm;
 #ifdef FLY_BUILD_ID
 static const char *buildId() { return FLY_BUILD_ID; }
 #else
-#include "fly/BuildId/BuildId.h"
+#include "BuildId/BuildId.h"
 static const char *buildId() { return fly::getBuildId(); }
 #endif
 

@@ -1,8 +1,8 @@
 //===- CompileCache.cpp - Memory + disk cache of compile stages -----------===//
 
 #include "fly/Cache/CompileCache.h"
+#include "Support/Environment.h"
 #include "fly/Support/BoundedJSON.h"
-#include "fly/Support/Environment.h"
 
 #include "fly/Support/SafeFile.h"
 

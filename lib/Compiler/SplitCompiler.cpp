@@ -2,9 +2,9 @@
 
 #include "fly/Compiler/SplitCompiler.h"
 
+#include "Hints/HintSetLimit.h"
 #include "fly/Executor/WorkDir.h"
 #include "fly/Hints/BackendOpts.h"
-#include "fly/Hints/HintSetLimit.h"
 #include "fly/Hints/TargetChips.h"
 #include "fly/Pipeline/SplitPipeline.h"
 #include "fly/Pipeline/StageDumper.h"

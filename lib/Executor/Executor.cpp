@@ -1,7 +1,7 @@
 //===- Executor.cpp - Where the entries of a replay plan compile ----------===//
 
 #include "fly/Executor/Executor.h"
-#include "fly/Replay/VariantDedupe.h"
+#include "Replay/VariantDedupe.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"

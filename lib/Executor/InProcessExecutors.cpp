@@ -1,7 +1,7 @@
 //===- InProcessExecutors.cpp - Batch and crash-isolated replays ----------===//
 
+#include "Support/FatalErrors.h"
 #include "fly/Executor/Executor.h"
-#include "fly/Support/FatalErrors.h"
 
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FormatVariadic.h"

@@ -10,9 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Support/ChildProcess.h"
 #include "fly/Executor/Executor.h"
 #include "fly/Executor/WorkDir.h"
-#include "fly/Support/ChildProcess.h"
 
 #include "mlir/IR/Diagnostics.h"
 

@@ -1,7 +1,7 @@
 //===- SlurmArray.cpp - Work items as one Slurm job array -----------------===//
 
 #include "fly/Executor/SlurmArray.h"
-#include "fly/Support/Interrupts.h"
+#include "Support/Interrupts.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"

@@ -2,10 +2,10 @@
 
 #include "fly/Executor/WorkDir.h"
 
+#include "Support/Environment.h"
 #include "fly/Cache/VariantCodec.h"
 #include "fly/Snapshot/Snapshot.h"
 #include "fly/Support/BoundedJSON.h"
-#include "fly/Support/Environment.h"
 #include "fly/Support/SafeFile.h"
 
 #include "mlir/IR/Diagnostics.h"

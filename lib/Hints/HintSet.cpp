@@ -1,10 +1,10 @@
 //===- HintSet.cpp - One set of backend hints -----------------------------===//
 
 #include "fly/Hints/HintSet.h"
-#include "fly/Hints/HintSetLimit.h"
+#include "Hints/HintSetLimit.h"
 
+#include "Support/Environment.h"
 #include "fly/Support/BoundedJSON.h"
-#include "fly/Support/Environment.h"
 #include "fly/Support/SafeFile.h"
 
 #include "llvm/ADT/STLExtras.h"

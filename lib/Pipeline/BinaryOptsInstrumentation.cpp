@@ -1,6 +1,6 @@
 //===- BinaryOptsInstrumentation.cpp - opts= flags that deliver -----------===//
 
-#include "fly/Pipeline/BinaryOptsInstrumentation.h"
+#include "Pipeline/BinaryOptsInstrumentation.h"
 
 #include "fly/Hints/BackendOpts.h"
 #include "fly/Replay/BinaryPass.h"

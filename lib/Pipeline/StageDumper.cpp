@@ -1,7 +1,7 @@
 //===- StageDumper.cpp - Numbered per-stage IR dumps (dump_ir) ------------===//
 
 #include "fly/Pipeline/StageDumper.h"
-#include "fly/Support/Environment.h"
+#include "Support/Environment.h"
 
 #include "fly/Support/SafeFile.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -1,6 +1,6 @@
 //===- AmdgpuMetadata.cpp - Kernel resources from AMDGPU metadata ---------===//
 
-#include "fly/Replay/AmdgpuMetadata.h"
+#include "Replay/AmdgpuMetadata.h"
 
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/BinaryFormat/MsgPackDocument.h"

@@ -1,7 +1,7 @@
 //===- BinaryPass.cpp - gpu-module-to-binary's options, typed -------------===//
 
 #include "fly/Replay/BinaryPass.h"
-#include "fly/Support/LLVMCompat.h"
+#include "Support/LLVMCompat.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassOptions.h"

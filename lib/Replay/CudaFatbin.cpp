@@ -1,6 +1,6 @@
 //===- CudaFatbin.cpp - The entries of a CUDA fatbin container ------------===//
 
-#include "fly/Replay/CudaFatbin.h"
+#include "Replay/CudaFatbin.h"
 
 #include "llvm/Support/Endian.h"
 

@@ -1,13 +1,13 @@
 //===- ObjectMetadata.cpp - Read what a #gpu.object reports ---------------===//
 
+#include "Replay/AmdgpuMetadata.h"
+#include "Replay/CudaFatbin.h"
+#include "Support/LLVMCompat.h"
 #include "fly/Hints/ApplyHints.h"
 #include "fly/Hints/TargetChips.h"
 #include "fly/Object/CubinInfo.h"
-#include "fly/Replay/AmdgpuMetadata.h"
-#include "fly/Replay/CudaFatbin.h"
 #include "fly/Replay/VariantResult.h"
 #include "fly/Support/FileName.h"
-#include "fly/Support/LLVMCompat.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -1,10 +1,10 @@
 //===- Replay.cpp - Replay gpu-module-to-binary per hint set --------------===//
 
 #include "fly/Replay/Replay.h"
+#include "Replay/VariantDedupe.h"
+#include "Support/LLVMCompat.h"
 #include "fly/Replay/ReplayPlan.h"
 #include "fly/Replay/SharedIsa.h"
-#include "fly/Replay/VariantDedupe.h"
-#include "fly/Support/LLVMCompat.h"
 
 #include "fly/Hints/ApplyHints.h"
 #include "fly/Hints/BackendOpts.h"

@@ -2,12 +2,12 @@
 
 #include "fly/Replay/ReplayPlan.h"
 
+#include "Replay/VariantDedupe.h"
 #include "fly/Backend/AmdgpuLinker.h"
 #include "fly/Hints/ApplyHints.h"
 #include "fly/Hints/BackendOpts.h"
 #include "fly/Replay/Replay.h"
 #include "fly/Replay/SharedIsa.h"
-#include "fly/Replay/VariantDedupe.h"
 #include "fly/Snapshot/Snapshot.h"
 #include "fly/Support/BoundedJSON.h"
 #include "fly/Support/FileName.h"

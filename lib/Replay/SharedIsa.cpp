@@ -1,7 +1,7 @@
 //===- SharedIsa.cpp - One ISA compile for variants that share it ---------===//
 
 #include "fly/Replay/SharedIsa.h"
-#include "fly/Replay/VariantDedupe.h"
+#include "Replay/VariantDedupe.h"
 
 #include "fly/Hints/ApplyHints.h"
 

@@ -1,7 +1,7 @@
 //===- VariantBinaries.cpp - A variant's gpu.binary ops, typed ------------===//
 
+#include "Support/LLVMCompat.h"
 #include "fly/Replay/VariantResult.h"
-#include "fly/Support/LLVMCompat.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"

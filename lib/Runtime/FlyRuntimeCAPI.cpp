@@ -8,6 +8,7 @@
 
 #include "fly-c/FlyRuntime.h"
 
+#include "Runtime/HipLoader.h"
 #include "fly/Runtime/Backend.h"
 
 #include <dlfcn.h>
@@ -29,7 +30,14 @@ bool fail(std::string message) {
   lastError = std::move(message);
   return false;
 }
-bool check(const Status &s) { return s ? true : fail(s.message); }
+/// The one error channel (fly-c/FlyRuntime.h): a call that succeeds clears
+/// the last error, one that fails sets it.
+bool check(const Status &s) {
+  if (!s)
+    return fail(s.message);
+  lastError.clear();
+  return true;
+}
 
 struct Device {
   std::unique_ptr<Backend> backend;
@@ -75,38 +83,14 @@ std::string jsonString(const std::string &s) {
 /// The HIP plugin: $FLY_HIP_BACKEND, else libFlyRuntimeHip.so beside this
 /// library, else the loader's search path.
 std::unique_ptr<Backend> loadHipPlugin(std::string &why) {
-  std::vector<std::string> candidates;
-  if (const char *env = std::getenv("FLY_HIP_BACKEND"); env && *env) {
-    candidates.push_back(env);
-  } else {
-    Dl_info self{};
-    if (dladdr(reinterpret_cast<void *>(&flyRtGetLastError), &self) &&
-        self.dli_fname) {
-      std::string dir = self.dli_fname;
-      dir = dir.substr(0, dir.rfind('/') + 1);
-      candidates.push_back(dir + "libFlyRuntimeHip.so");
-    }
-    candidates.push_back("libFlyRuntimeHip.so");
+  std::string dir;
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void *>(&flyRtGetLastError), &self) &&
+      self.dli_fname) {
+    dir = self.dli_fname;
+    dir = dir.substr(0, dir.rfind('/') + 1);
   }
-  std::string errors;
-  for (const std::string &candidate : candidates) {
-    void *handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      const char *err = dlerror();
-      errors += (errors.empty() ? "" : "; ") +
-                std::string(err ? err : "cannot load " + candidate);
-      continue;
-    }
-    if (auto create = reinterpret_cast<CreateBackendFn>(
-            dlsym(handle, FLY_RUNTIME_HIP_ENTRY)))
-      return std::unique_ptr<Backend>(create());
-    why = candidate + " is not a fly-snapshot HIP backend (no " +
-          FLY_RUNTIME_HIP_ENTRY + ")";
-    return nullptr;
-  }
-  why = "the HIP backend plugin libFlyRuntimeHip.so could not be loaded: " +
-        errors;
-  return nullptr;
+  return loadHipBackend(getHipPluginCandidates({dir}), why);
 }
 
 } // namespace

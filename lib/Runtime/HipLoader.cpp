@@ -1,11 +1,11 @@
 //===- HipLoader.cpp - Find and load the HIP backend plugin ---------------===//
 
-#include "fly/Runtime/Backend.h"
-
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
+#include "Runtime/HipLoader.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
@@ -13,32 +13,34 @@
 
 namespace fly::rt {
 
-std::unique_ptr<Backend> createHipBackend(std::string &why,
-                                          std::string plugin) {
-  const char *env = std::getenv("FLY_HIP_BACKEND");
+static const char *const PluginName = "libFlyRuntimeHip.so";
+
+std::vector<std::string>
+getHipPluginCandidates(const std::vector<std::string> &dirs) {
+  if (const char *env = std::getenv("FLY_HIP_BACKEND"); env && *env)
+    return {env};
   std::vector<std::string> candidates;
-  if (plugin.empty() && !(env && *env)) {
-    // Beside fly-run or in ../lib, else the loader's search path.
-    std::string dir = llvm::sys::path::parent_path(
-                          llvm::sys::fs::getMainExecutable(nullptr, nullptr))
-                          .str();
-    for (const char *place : {"/../lib/", "/"})
-      if (!dir.empty())
-        candidates.push_back(dir + place + "libFlyRuntimeHip.so");
-    candidates.push_back("libFlyRuntimeHip.so");
-  } else {
-    candidates.push_back(plugin.empty() ? env : plugin);
-  }
+  for (const std::string &dir : dirs)
+    if (!dir.empty())
+      candidates.push_back(dir + PluginName);
+  candidates.push_back(PluginName);
+  return candidates;
+}
+
+std::unique_ptr<Backend>
+loadHipBackend(const std::vector<std::string> &candidates, std::string &why) {
   std::string errors;
+  bool anyFile = false;
   for (const std::string &candidate : candidates) {
+    bool path = candidate.find('/') != std::string::npos;
+    anyFile |= path && access(candidate.c_str(), F_OK) == 0;
     void *handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
-      // A candidate that exists but fails to load (libamdhip64 missing) is
-      // the interesting error; "no such file" for the others is noise.
+      // dlerror names the candidate ("<path>: cannot open shared object
+      // file: ..."); a bare name's failure is the loader's search path.
       const char *err = dlerror();
-      if (candidates.size() == 1 || candidate.find('/') == std::string::npos ||
-          llvm::sys::fs::exists(candidate))
-        errors = err ? err : "cannot load " + candidate;
+      errors += (errors.empty() ? "" : "; ") +
+                std::string(err ? err : candidate + ": cannot load");
       continue;
     }
     if (auto create = reinterpret_cast<CreateBackendFn>(
@@ -48,11 +50,31 @@ std::unique_ptr<Backend> createHipBackend(std::string &why,
           FLY_RUNTIME_HIP_ENTRY + ")";
     return nullptr;
   }
-  why = "the HIP backend plugin libFlyRuntimeHip.so could not be loaded" +
-        (errors.empty() ? std::string(" (not built: is libamdhip64-dev "
-                                      "installed?)")
-                        : ": " + errors);
+  why = std::string("the HIP backend plugin ") + PluginName +
+        " could not be loaded: " + errors +
+        (anyFile || candidates.size() == 1
+             ? ""
+             : " (not built: is libamdhip64-dev installed?)");
   return nullptr;
+}
+
+/// The directory of the running executable, ending in '/' ("" if unknown).
+static std::string getExecutableDir() {
+  char path[PATH_MAX];
+  if (!realpath("/proc/self/exe", path))
+    return "";
+  std::string dir = path;
+  return dir.substr(0, dir.rfind('/') + 1);
+}
+
+std::unique_ptr<Backend> createHipBackend(std::string &why,
+                                          std::string plugin) {
+  if (!plugin.empty())
+    return loadHipBackend({plugin}, why);
+  // Beside fly-run or in ../lib, else the loader's search path.
+  std::string dir = getExecutableDir();
+  return loadHipBackend(
+      getHipPluginCandidates({dir.empty() ? "" : dir + "../lib/", dir}), why);
 }
 
 } // namespace fly::rt

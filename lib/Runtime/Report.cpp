@@ -2,7 +2,7 @@
 
 #include "fly/Runtime/Report.h"
 
-#include "fly/Runtime/WorkerProtocol.h"
+#include "Runtime/WorkerProtocol.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"

@@ -2,7 +2,7 @@
 
 #include "fly/Runtime/Sweep.h"
 
-#include "fly/Runtime/SweepWorker.h"
+#include "Runtime/SweepWorker.h"
 
 #include "llvm/ADT/ScopeExit.h"
 

@@ -1,6 +1,6 @@
 //===- SweepWorker.cpp - The process that owns the device -----------------===//
 
-#include "fly/Runtime/SweepWorker.h"
+#include "Runtime/SweepWorker.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

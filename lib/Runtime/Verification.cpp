@@ -1,6 +1,6 @@
 //===- Verification.cpp - Check a variant's outputs -----------------------===//
 
-#include "fly/Runtime/Verification.h"
+#include "Runtime/Verification.h"
 
 #include "fly/Object/CubinInfo.h"
 #include "fly/Support/SafeFile.h"

@@ -1,6 +1,6 @@
 //===- WorkerProtocol.cpp - Worker process <-> supervisor -----------------===//
 
-#include "fly/Runtime/WorkerProtocol.h"
+#include "Runtime/WorkerProtocol.h"
 #include "fly/Support/BoundedJSON.h"
 
 #include "llvm/Support/raw_ostream.h"

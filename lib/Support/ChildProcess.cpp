@@ -1,7 +1,7 @@
 //===- ChildProcess.cpp - Child processes that a time limit ends wholly ---===//
 
-#include "fly/Support/ChildProcess.h"
-#include "fly/Support/Interrupts.h"
+#include "Support/ChildProcess.h"
+#include "Support/Interrupts.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"

@@ -1,6 +1,6 @@
 //===- Environment.cpp - FLY_* environment variables, parsed strictly -----===//
 
-#include "fly/Support/Environment.h"
+#include "Support/Environment.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Process.h"

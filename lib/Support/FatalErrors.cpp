@@ -1,6 +1,6 @@
 //===- FatalErrors.cpp - LLVM fatal errors fail one variant ---------------===//
 
-#include "fly/Support/FatalErrors.h"
+#include "Support/FatalErrors.h"
 
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/ErrorHandling.h"

@@ -1,6 +1,6 @@
 //===- Interrupts.cpp - What SIGINT/SIGTERM must undo, in one place -------===//
 
-#include "fly/Support/Interrupts.h"
+#include "Support/Interrupts.h"
 
 #include "llvm/Support/Signals.h"
 

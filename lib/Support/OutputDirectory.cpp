@@ -2,8 +2,8 @@
 
 #include "fly/Support/OutputDirectory.h"
 
+#include "Support/Interrupts.h"
 #include "fly/Support/FileName.h"
-#include "fly/Support/Interrupts.h"
 #include "fly/Support/SafeFile.h"
 
 #include "llvm/ADT/ScopeExit.h"

@@ -1,7 +1,7 @@
 //===- ToolOptions.cpp - Tool options checked before compiling ------------===//
 
 #include "fly/Support/ToolOptions.h"
-#include "fly/Support/Environment.h"
+#include "Support/Environment.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"

@@ -2,8 +2,8 @@
 
 #include "fly/Tool/OptDriver.h"
 
+#include "Pipeline/BinaryOptsInstrumentation.h"
 #include "fly/Compiler/Presets.h"
-#include "fly/Pipeline/BinaryOptsInstrumentation.h"
 #include "fly/Pipeline/ReplayInstrumentation.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Support/OutputDirectory.h"

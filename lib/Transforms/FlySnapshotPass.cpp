@@ -2,10 +2,10 @@
 
 #include "fly/Transforms/Passes.h"
 
+#include "Hints/HintSetLimit.h"
 #include "fly/Executor/Executor.h"
 #include "fly/Hints/BackendOpts.h"
 #include "fly/Hints/HintSet.h"
-#include "fly/Hints/HintSetLimit.h"
 #include "fly/Pipeline/StageDumper.h"
 #include "fly/Replay/BinaryPass.h"
 #include "fly/Replay/Manifest.h"

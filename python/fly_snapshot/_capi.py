@@ -18,7 +18,7 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import Any, Callable, List, Optional
 
 LIBRARY_NAME = "libFlySnapshotCAPI.so"
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -46,6 +46,9 @@ class _FlyVariant(ctypes.Structure):
 
 _c_size_p = ctypes.POINTER(ctypes.c_size_t)
 
+#: FlyStringCallback: (data, length, userData).
+STRING_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
+
 #: FlyVariantCallback: (variant, variantJSON, userData) -> cancel.
 VARIANT_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_bool, _FlyVariant, ctypes.c_char_p,
                                     ctypes.c_void_p)
@@ -70,8 +73,7 @@ _SIGNATURES = {
     ),
     "flyVariantGetNumObjects": (ctypes.c_size_t, [_FlyVariant]),
     "flyVariantGetObject": (ctypes.c_void_p, [_FlyVariant, ctypes.c_size_t, _c_size_p]),
-    "flyResultSucceeded": (ctypes.c_bool, [_FlyResult]),
-    "flyResultGetError": (ctypes.c_char_p, [_FlyResult]),
+    "flyResultGetDiagnostics": (ctypes.c_char_p, [_FlyResult]),
     "flyResultPrefixFromCache": (ctypes.c_bool, [_FlyResult]),
     "flyResultGetNumVariants": (ctypes.c_size_t, [_FlyResult]),
     "flyResultGetVariantJSON": (ctypes.c_char_p, [_FlyResult, ctypes.c_size_t]),
@@ -83,7 +85,8 @@ _SIGNATURES = {
         ctypes.c_char_p, [_FlyResult, ctypes.c_size_t, ctypes.c_size_t]),
     "flyResultDestroy": (None, [_FlyResult]),
     "flyResultWrite": (ctypes.c_bool, [_FlyResult, ctypes.c_char_p]),
-    "flyGetPresetPipeline": (ctypes.c_char_p, [ctypes.c_char_p, ctypes.c_char_p]),
+    "flyGetPresetPipeline": (
+        ctypes.c_bool, [ctypes.c_char_p, ctypes.c_char_p, STRING_CALLBACK, ctypes.c_void_p]),
     "flyCheckCompileArguments": (ctypes.c_bool, [ctypes.c_char_p, ctypes.c_char_p]),
 }
 
@@ -130,5 +133,19 @@ def lib() -> ctypes.CDLL:
 
 
 def last_error() -> str:
-    """flyGetLastError() of this thread."""
+    """flyGetLastError() of this thread: why its last fallible call failed
+    (the C API's one error channel)."""
     return (lib().flyGetLastError() or b"").decode(errors="replace")
+
+
+def get_string(call: Callable[[Any], bool]) -> Optional[str]:
+    """Calls ``call`` with a FlyStringCallback and returns what it was handed,
+    or None when the call failed (the reason: last_error())."""
+    pieces: List[bytes] = []
+
+    def collect(data: int, length: int, _user: Any) -> None:
+        pieces.append(ctypes.string_at(data, length))
+
+    if not call(STRING_CALLBACK(collect)):
+        return None
+    return b"".join(pieces).decode(errors="replace")

@@ -360,11 +360,12 @@ class Compiler(_OwnedHandle):
 
     def preset_pipeline(self, target: str = "rocdl:gfx942") -> str:
         """The lowering preset fly-tune uses for plain gpu-dialect input."""
-        text = self._lib.flyGetPresetPipeline(
-            target.encode(), self.toolkit.encode() if self.toolkit else None)
+        toolkit = self.toolkit.encode() if self.toolkit else None
+        text = _capi.get_string(lambda callback: self._lib.flyGetPresetPipeline(
+            target.encode(), toolkit, callback, None))
         if text is None:
             raise InvalidInputError(_capi.last_error())
-        return text.decode()
+        return text
 
     def compile(self, source: Union[str, bytes], *, pipeline: Optional[str] = None,
                 target: str = "rocdl:gfx942",
@@ -399,10 +400,9 @@ class Compiler(_OwnedHandle):
         lib = self._lib
         handle = lib.flyCompilerCompile(self._handle, data, len(data), pipeline.encode(),
                                         hints_json.encode(), target.encode())
-        diagnostics = (lib.flyResultGetError(handle) or b"").decode(errors="replace")
-        if not lib.flyResultSucceeded(handle):
-            lib.flyResultDestroy(handle)
-            raise CompileError(diagnostics)
+        if not handle.ptr:
+            raise CompileError(_capi.last_error())
+        diagnostics = (lib.flyResultGetDiagnostics(handle) or b"").decode(errors="replace")
         try:
             variants = [self._variant(handle, i) for i in
                         range(lib.flyResultGetNumVariants(handle))]
@@ -520,11 +520,13 @@ class Compiler(_OwnedHandle):
             handle = lib.flyCompilerSweep(self._handle, array, len(sources), pipeline.encode(),
                                           hints_json.encode(), target.encode(),
                                           options_json.encode(), callback, None)
-            handed.put(("done", handle))
+            # The last error is this thread's: read it here.
+            handed.put(("done", (handle, None if handle.ptr else _capi.last_error())))
 
         thread = threading.Thread(target=run, name="fly-sweep", daemon=True)
         thread.start()
         handle = None
+        error_text: Optional[str] = None
         failure: Optional[BaseException] = None
         seen = set()
         try:
@@ -537,7 +539,7 @@ class Compiler(_OwnedHandle):
                 elif kind == "error":
                     failure = payload
                 else:
-                    handle = payload
+                    handle, error_text = payload
                     break
         finally:
             cancel.set()
@@ -547,12 +549,16 @@ class Compiler(_OwnedHandle):
                 while True:
                     kind, payload = handed.get()
                     if kind == "done":
-                        handle = payload
+                        handle, error_text = payload
                         break
             thread.join()
-            diagnostics = (lib.flyResultGetError(handle) or b"").decode(errors="replace")
-            succeeded = bool(lib.flyResultSucceeded(handle))
-            lib.flyResultDestroy(handle)
+            succeeded = bool(handle.ptr)
+            if succeeded:
+                diagnostics = (lib.flyResultGetDiagnostics(handle) or b"").decode(
+                    errors="replace")
+                lib.flyResultDestroy(handle)
+            else:
+                diagnostics = error_text or ""
         if failure is not None:
             raise failure
         failed = [name.decode() for name, _ in sources if name.decode() not in seen]

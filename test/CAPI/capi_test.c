@@ -4,7 +4,7 @@
  *
  * Plain C99: checks that the header is C, that two hint sets give two
  * variants with objects, and that a bad pipeline and bad hint JSON come back
- * as error results rather than aborts. */
+ * as null results with the reason in flyGetLastError() rather than aborts. */
 
 #include "fly-c/FlySnapshot.h"
 
@@ -29,6 +29,27 @@ static char *readFile(const char *path, size_t *size) {
   fclose(f);
   *size = (size_t)n;
   return data;
+}
+
+/* A FlyStringCallback that keeps the string. */
+struct Collected {
+  char text[8192];
+  int calls;
+};
+
+static void collect(const char *data, size_t length, void *userData) {
+  struct Collected *c = (struct Collected *)userData;
+  ++c->calls;
+  snprintf(c->text, sizeof(c->text), "%.*s", (int)length, data);
+}
+
+/* A failed compile: a null result, why in the last error. */
+static int reportNull(const char *what, FlyResult result) {
+  printf("%s: null=%d error=%s\n", what, flyResultIsNull(result),
+         flyGetLastError());
+  int bad = !flyResultIsNull(result) || !*flyGetLastError();
+  flyResultDestroy(result);
+  return bad;
 }
 
 /* What the sweep's callback saw: variants, per kernel, with objects. */
@@ -90,13 +111,29 @@ int main(int argc, char **argv) {
            "gpu-module-to-binary{format=fatbin toolkit=%s})",
            argv[2]);
 
+  /* The preset pipeline through a string callback; a bad target is false
+   * and the callback is not called. */
+  struct Collected preset = {{0}, 0};
+  bool presetOk =
+      flyGetPresetPipeline("rocdl:gfx942", argv[2], collect, &preset);
+  printf("preset: ok=%d calls=%d binary=%d\n", presetOk, preset.calls,
+         strstr(preset.text, "gpu-module-to-binary") != NULL);
+  struct Collected badPreset = {{0}, 0};
+  bool badPresetOk =
+      flyGetPresetPipeline("banana", argv[2], collect, &badPreset);
+  printf("bad preset: ok=%d calls=%d error=%s\n", badPresetOk, badPreset.calls,
+         flyGetLastError());
+  if (!presetOk || badPresetOk || badPreset.calls)
+    ++failures;
+
   FlyResult result =
       flyCompilerCompile(compiler, source, size, pipeline,
                          "[{}, {\"waves_per_eu\": 8}]", "rocdl:gfx942");
-  printf("compile: succeeded=%d from_cache=%d\n", flyResultSucceeded(result),
-         flyResultPrefixFromCache(result));
-  if (!flyResultSucceeded(result)) {
-    printf("error: %s\n", flyResultGetError(result));
+  printf("compile: null=%d from_cache=%d last error=\"%s\"\n",
+         flyResultIsNull(result), flyResultPrefixFromCache(result),
+         flyGetLastError());
+  if (flyResultIsNull(result)) {
+    printf("error: %s\n", flyGetLastError());
     ++failures;
   }
   size_t numVariants = flyResultGetNumVariants(result);
@@ -125,52 +162,31 @@ int main(int argc, char **argv) {
          flyResultGetVariantJSON(result, 99) ? "non-null" : "null");
   flyResultDestroy(result);
 
-  /* A bad pipeline: an error result with the diagnostic as text. */
-  FlyResult badPipeline =
-      flyCompilerCompile(compiler, source, size, "builtin.module(no-such-pass)",
-                         "[{}]", "rocdl:gfx942");
-  printf("bad pipeline: succeeded=%d variants=%zu\n",
-         flyResultSucceeded(badPipeline), flyResultGetNumVariants(badPipeline));
-  printf("bad pipeline error: %s\n", flyResultGetError(badPipeline));
-  if (flyResultSucceeded(badPipeline) || !*flyResultGetError(badPipeline))
-    ++failures;
-  flyResultDestroy(badPipeline);
-
+  /* A bad pipeline: a null result, the diagnostic as the last error. */
+  failures += reportNull("bad pipeline",
+                         flyCompilerCompile(compiler, source, size,
+                                            "builtin.module(no-such-pass)",
+                                            "[{}]", "rocdl:gfx942"));
   /* Bad hint JSON. */
-  FlyResult badHints = flyCompilerCompile(
-      compiler, source, size, pipeline, "[{\"waves_per_eu\": ", "rocdl:gfx942");
-  printf("bad hints: succeeded=%d error=%s\n", flyResultSucceeded(badHints),
-         flyResultGetError(badHints));
-  if (flyResultSucceeded(badHints))
-    ++failures;
-  flyResultDestroy(badHints);
-
+  failures += reportNull(
+      "bad hints", flyCompilerCompile(compiler, source, size, pipeline,
+                                      "[{\"waves_per_eu\": ", "rocdl:gfx942"));
   /* Bad source. */
   const char *garbage = "this is not MLIR";
-  FlyResult badSource = flyCompilerCompile(compiler, garbage, strlen(garbage),
-                                           pipeline, NULL, "rocdl:gfx942");
-  printf("bad source: succeeded=%d\n", flyResultSucceeded(badSource));
-  printf("bad source error: %s\n", flyResultGetError(badSource));
-  if (flyResultSucceeded(badSource))
-    ++failures;
-  flyResultDestroy(badSource);
-
+  failures += reportNull("bad source",
+                         flyCompilerCompile(compiler, garbage, strlen(garbage),
+                                            pipeline, NULL, "rocdl:gfx942"));
   /* sourceSize 0 (a caller that forgot the length) is named as such. */
-  FlyResult emptySource =
-      flyCompilerCompile(compiler, source, 0, pipeline, NULL, "rocdl:gfx942");
-  printf("empty source: succeeded=%d error=%s\n",
-         flyResultSucceeded(emptySource), flyResultGetError(emptySource));
-  if (flyResultSucceeded(emptySource))
-    ++failures;
-  flyResultDestroy(emptySource);
-  /* A chip that is no chip: part of the cache key, so an error result. */
-  FlyResult badChip =
-      flyCompilerCompile(compiler, source, size, pipeline, NULL, "banana");
-  printf("bad chip: succeeded=%d error=%s\n", flyResultSucceeded(badChip),
-         flyResultGetError(badChip));
-  if (flyResultSucceeded(badChip))
-    ++failures;
-  flyResultDestroy(badChip);
+  failures += reportNull(
+      "empty source",
+      flyCompilerCompile(compiler, source, 0, pipeline, NULL, "rocdl:gfx942"));
+  /* A chip that is no chip: part of the cache key, so an error. */
+  failures +=
+      reportNull("bad chip", flyCompilerCompile(compiler, source, size,
+                                                pipeline, NULL, "banana"));
+  /* A null result is no output: writing one fails, why in the last error. */
+  printf("write null: ok=%d error=%s\n",
+         flyResultWrite((FlyResult){NULL}, "/nonexistent"), flyGetLastError());
 
   /* Two kernels x a product of two hint sets: one sweep, each variant
    * handed to the callback as it finishes, then all in the result. */
@@ -180,19 +196,29 @@ int main(int argc, char **argv) {
   FlyResult swept = flyCompilerSweep(
       compiler, kernels, 2, pipeline, "{\"waves_per_eu\": [1, 2]}",
       "rocdl:gfx942", "{\"time_budget\": 0}", onVariant, &seen);
-  printf("sweep: succeeded=%d variants=%zu calls=%d first=%d second=%d "
+  printf("sweep: null=%d variants=%zu calls=%d first=%d second=%d "
          "objects=%d\n",
-         flyResultSucceeded(swept), flyResultGetNumVariants(swept), seen.calls,
+         flyResultIsNull(swept), flyResultGetNumVariants(swept), seen.calls,
          seen.perKernel[0], seen.perKernel[1], seen.withObjects);
   printf("sweep variant 3: %s\n", flyResultGetVariantJSON(swept, 3));
-  if (!flyResultSucceeded(swept) || seen.calls != 4 || seen.withObjects != 4)
+  if (flyResultIsNull(swept) || seen.calls != 4 || seen.withObjects != 4)
     ++failures;
   flyResultDestroy(swept);
-  FlyResult noKernels = flyCompilerSweep(compiler, kernels, 0, pipeline, NULL,
-                                         "rocdl:gfx942", NULL, NULL, NULL);
-  printf("no kernels: succeeded=%d error=%s\n", flyResultSucceeded(noKernels),
-         flyResultGetError(noKernels));
-  flyResultDestroy(noKernels);
+  failures += reportNull("no kernels",
+                         flyCompilerSweep(compiler, kernels, 0, pipeline, NULL,
+                                          "rocdl:gfx942", NULL, NULL, NULL));
+  /* One kernel that compiles, one that does not: a result (the kernel's
+   * failure is data of it), the failed kernel in its diagnostics. */
+  FlySweepKernel mixed[2] = {{"good", source, size},
+                             {"broken", garbage, strlen(garbage)}};
+  FlyResult partial = flyCompilerSweep(compiler, mixed, 2, pipeline, NULL,
+                                       "rocdl:gfx942", NULL, NULL, NULL);
+  printf("partial sweep: null=%d variants=%zu diagnostics=%s\n",
+         flyResultIsNull(partial), flyResultGetNumVariants(partial),
+         flyResultGetDiagnostics(partial));
+  if (flyResultIsNull(partial) || flyResultGetNumVariants(partial) != 1)
+    ++failures;
+  flyResultDestroy(partial);
 
   flyCompilerDestroy(compiler);
   free(source);

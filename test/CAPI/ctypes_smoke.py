@@ -31,8 +31,7 @@ def load(path):
             [FlyCompiler, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
              ctypes.c_char_p, ctypes.c_char_p],
         ),
-        "flyResultSucceeded": (ctypes.c_bool, [FlyResult]),
-        "flyResultGetError": (ctypes.c_char_p, [FlyResult]),
+        "flyResultGetDiagnostics": (ctypes.c_char_p, [FlyResult]),
         "flyResultPrefixFromCache": (ctypes.c_bool, [FlyResult]),
         "flyResultGetNumVariants": (ctypes.c_size_t, [FlyResult]),
         "flyResultGetVariantJSON": (ctypes.c_char_p, [FlyResult, ctypes.c_size_t]),
@@ -52,12 +51,16 @@ def load(path):
 
 
 def compile_(lib, compiler, source, pipeline, hints):
+    """The compile's outcome: a null result is a failed compile, its reason
+    the thread's last error; else the variants and the diagnostics."""
     r = lib.flyCompilerCompile(compiler, source, len(source), pipeline.encode(),
                                json.dumps(hints).encode(), b"rocdl:gfx942")
+    if not r.ptr:
+        return {"ok": False, "error": lib.flyGetLastError().decode(), "variants": []}
     try:
         out = {
-            "ok": lib.flyResultSucceeded(r),
-            "error": lib.flyResultGetError(r).decode(),
+            "ok": True,
+            "error": lib.flyResultGetDiagnostics(r).decode(),
             "variants": [],
         }
         for v in range(lib.flyResultGetNumVariants(r)):

@@ -41,7 +41,7 @@
 
 #if LLVM_VERSION_MAJOR < FLY_LLVM_MIN_MAJOR
 #error "fly-snapshot needs LLVM/MLIR 22 or newer (StringSwitch::Cases with \
-an initializer list, OpTy::create(builder, ...)); see include/fly/Support/LLVMCompat.h"
+an initializer list, OpTy::create(builder, ...)); see lib/Support/LLVMCompat.h"
 #endif
 
 namespace fly::compat {

@@ -8,8 +8,8 @@
 #ifndef FLY_RUNTIME_SWEEPWORKER_H
 #define FLY_RUNTIME_SWEEPWORKER_H
 
-#include "fly/Runtime/Verification.h"
-#include "fly/Runtime/WorkerProtocol.h"
+#include "Runtime/Verification.h"
+#include "Runtime/WorkerProtocol.h"
 
 namespace fly::rt {
 

@@ -1,0 +1,1 @@
+// included by Used.h only

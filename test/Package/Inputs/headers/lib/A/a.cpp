@@ -1,0 +1,2 @@
+#include "fly/A/Private.h"
+#include "fly/A/Used.h"

@@ -1,0 +1,1 @@
+#include "fly/A/Used.h"
