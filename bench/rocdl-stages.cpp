@@ -77,7 +77,7 @@ static double threadCpuMs() {
   return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-static const char *const kStages[] = {"translate", "load", "link",
+static const char *const kStages[] = {"translate", "load",    "link",
                                       "optimize",  "codegen", "assemble"};
 
 namespace {
@@ -119,9 +119,8 @@ struct Steps : ROCDL::SerializeGPUModuleBase {
     FailureOr<llvm::TargetMachine *> tm = getOrCreateTargetMachine();
     if (failed(tm))
       return std::nullopt;
-    auto text = translateModuleToISA(m, **tm, [&] {
-      return getOperation().emitError();
-    });
+    auto text = translateModuleToISA(
+        m, **tm, [&] { return getOperation().emitError(); });
     ms["codegen"] = threadCpuMs() - t;
     if (failed(text))
       return std::nullopt;
@@ -169,9 +168,8 @@ static void applyDifference(llvm::Module &to, const llvm::Module &before,
     llvm::AttributeSet now = f.getAttributes().getFnAttrs();
     llvm::AttributeSet was = old->getAttributes().getFnAttrs();
     auto in = [](llvm::AttributeSet set, llvm::Attribute attr) {
-      return attr.isStringAttribute()
-                 ? set.getAttribute(attr.getKindAsString())
-                 : set.getAttribute(attr.getKindAsEnum());
+      return attr.isStringAttribute() ? set.getAttribute(attr.getKindAsString())
+                                      : set.getAttribute(attr.getKindAsEnum());
     };
     for (llvm::Attribute attr : was)
       if (!in(now, attr).isValid()) {
@@ -223,8 +221,7 @@ int main(int argc, char **argv) {
   llvm::json::Array rows;
   for (auto gpuModule : source->getOps<gpu::GPUModuleOp>()) {
     ArrayAttr targets = gpuModule.getTargetsAttr();
-    if (!targets || targets.empty() ||
-        !isa<ROCDL::ROCDLTargetAttr>(targets[0]))
+    if (!targets || targets.empty() || !isa<ROCDL::ROCDLTargetAttr>(targets[0]))
       continue;
     // The hint-independent work, done once: the unhinted module translated
     // and linked, as bitcode (use-list order kept: passes may read it).
@@ -300,7 +297,8 @@ int main(int argc, char **argv) {
         Steps unhinted(*gpuModule, baseTarget, options);
         if (!o || failed(unhinted.optimize(*o)))
           return 1;
-        std::unique_ptr<llvm::Module> before = parseShared(bitcode, ctx, baseId);
+        std::unique_ptr<llvm::Module> before =
+            parseShared(bitcode, ctx, baseId);
         if (!before)
           return 1;
         applyDifference(*o, *before, *hintedLinked);
