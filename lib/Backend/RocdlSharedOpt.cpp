@@ -43,7 +43,8 @@ struct Optimized {
 };
 
 /// The optimised modules of this process, by target and unhinted bitcode.
-/// A few only: a sweep compiles one kernel at a time.
+/// A few only (a sweep compiles one kernel at a time), and at most
+/// kMaxBytes of keys and modules, oldest out first.
 class Table {
 public:
   std::shared_ptr<const Optimized> lookup(const std::string &key) {
@@ -56,15 +57,21 @@ public:
     auto [it, inserted] = entries.try_emplace(key, std::move(value));
     if (!inserted)
       return;
+    bytes += key.size() + it->second->bitcode.size();
     order.push_back(std::move(key));
-    if (order.size() > kMaxEntries) {
-      entries.erase(order.front());
+    while (order.size() > kMaxEntries ||
+           (bytes > kMaxBytes && order.size() > 1)) {
+      auto oldest = entries.find(order.front());
+      bytes -= oldest->first.size() + oldest->second->bitcode.size();
+      entries.erase(oldest);
       order.pop_front();
     }
   }
 
 private:
   static constexpr size_t kMaxEntries = 8;
+  static constexpr size_t kMaxBytes = size_t(64) << 20;
+  size_t bytes = 0;
   std::mutex mutex;
   std::map<std::string, std::shared_ptr<const Optimized>> entries;
   std::deque<std::string> order;
