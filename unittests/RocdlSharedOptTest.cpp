@@ -20,6 +20,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/ThreadPool.h"
 
 #include "gtest/gtest.h"
 
@@ -193,6 +194,44 @@ TEST_F(RocdlSharedOptTest, CalleeLeftByOptimisationFallsBack) {
   EXPECT_EQ(stats.produced, 0u);
   EXPECT_EQ(stats.reused, 0u);
   EXPECT_EQ(stats.fallbacks, 3u);
+}
+
+TEST_F(RocdlSharedOptTest, ConcurrentVariantsWaitForOneOptimisation) {
+  // Eight variants, each its own builtin.module as in a replay batch, on
+  // four threads: the first optimises, the others wait and reuse it.
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency(4));
+  MLIRContext threaded(registry, MLIRContext::Threading::DISABLED);
+  threaded.setThreadPool(pool);
+  threaded.loadAllAvailableDialects();
+  OwningOpRef<ModuleOp> base =
+      parseSourceString<ModuleOp>(withScale("9.0"), &threaded);
+  ASSERT_TRUE(bool(base));
+  auto gpuModule = *base->getOps<gpu::GPUModuleOp>().begin();
+  llvm::Expected<std::vector<HintSet>> sets =
+      parseHintSets("waves_per_eu=1;waves_per_eu=2;waves_per_eu=3;"
+                    "waves_per_eu=4;waves_per_eu=5;waves_per_eu=6;"
+                    "maxnreg=64;maxnreg=96");
+  ASSERT_TRUE(bool(sets));
+  OpBuilder b(&threaded);
+  OwningOpRef<ModuleOp> container =
+      ModuleOp::create(UnknownLoc::get(&threaded));
+  for (const HintSet &hints : *sets) {
+    b.setInsertionPointToEnd(container->getBody());
+    auto variant = ModuleOp::create(b, UnknownLoc::get(&threaded));
+    b.setInsertionPointToEnd(variant.getBody());
+    auto clone = cast<gpu::GPUModuleOp>(b.clone(*gpuModule));
+    ASSERT_TRUE(succeeded(applyHints(clone, hints)));
+  }
+  PassManager pm(&threaded);
+  FlyModuleToBinaryOptions options;
+  options.compilationTarget = "isa";
+  pm.nest<ModuleOp>().addPass(createFlyModuleToBinary(options, nullptr));
+  RocdlSharedOptStats before = getRocdlSharedOptStats();
+  ASSERT_TRUE(succeeded(pm.run(*container)));
+  RocdlSharedOptStats after = getRocdlSharedOptStats();
+  EXPECT_EQ(after.produced - before.produced, 1u);
+  EXPECT_EQ(after.reused - before.reused, sets->size() - 1);
+  EXPECT_EQ(after.fallbacks - before.fallbacks, 0u);
 }
 
 TEST_F(RocdlSharedOptTest, OffSwitchCountsNothing) {

@@ -13,9 +13,12 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,13 +50,39 @@ struct Optimized {
 /// kMaxBytes of keys and modules, oldest out first.
 class Table {
 public:
-  std::shared_ptr<const Optimized> lookup(const std::string &key) {
+  /// The entry of `key`; while another thread optimises it, waits for that
+  /// (at most kWait: a thread that a fatal error took off its way never
+  /// says it is done). Null: no entry, and `claimed` says whether this
+  /// thread is now the one to make it (and must insert() or abandon()).
+  std::shared_ptr<const Optimized> lookup(const std::string &key,
+                                          bool &claimed) {
+    std::unique_lock<std::mutex> lock(mutex);
+    claimed = false;
+    auto deadline = std::chrono::steady_clock::now() + kWait;
+    for (;;) {
+      auto it = entries.find(key);
+      if (it != entries.end())
+        return it->second;
+      if (!pending.count(key)) {
+        pending.insert(key);
+        claimed = true;
+        return nullptr;
+      }
+      if (done.wait_until(lock, deadline) == std::cv_status::timeout) {
+        pending.erase(key);
+        return nullptr;
+      }
+    }
+  }
+  void abandon(const std::string &key) {
     std::lock_guard<std::mutex> lock(mutex);
-    auto it = entries.find(key);
-    return it == entries.end() ? nullptr : it->second;
+    pending.erase(key);
+    done.notify_all();
   }
   void insert(std::string key, std::shared_ptr<const Optimized> value) {
     std::lock_guard<std::mutex> lock(mutex);
+    pending.erase(key);
+    done.notify_all();
     auto [it, inserted] = entries.try_emplace(key, std::move(value));
     if (!inserted)
       return;
@@ -71,8 +100,11 @@ public:
 private:
   static constexpr size_t kMaxEntries = 8;
   static constexpr size_t kMaxBytes = size_t(64) << 20;
+  static constexpr std::chrono::seconds kWait{30};
   size_t bytes = 0;
   std::mutex mutex;
+  std::condition_variable done;
+  std::set<std::string> pending;
   std::map<std::string, std::shared_ptr<const Optimized>> entries;
   std::deque<std::string> order;
 };
@@ -156,7 +188,13 @@ LogicalResult optimizeSharingRocdl(
     key.append(bitcode.begin(), bitcode.end());
   }
 
-  if (std::shared_ptr<const Optimized> found = table().lookup(key)) {
+  bool claimed = false;
+  std::shared_ptr<const Optimized> found = table().lookup(key, claimed);
+  if (!found && !claimed) {
+    addHints(*module, hints);
+    return alone();
+  }
+  if (found) {
     std::unique_ptr<llvm::Module> copy =
         found->eligible ? readBitcode(StringRef(found->bitcode.data(),
                                                 found->bitcode.size()),
@@ -170,8 +208,10 @@ LogicalResult optimizeSharingRocdl(
     return success();
   }
 
-  if (failed(optimize(*module)))
+  if (failed(optimize(*module))) {
+    table().abandon(key);
     return failure();
+  }
   // AMDGPUAttributor gives a kernel's register hints to its callees and may
   // infer them: only kernels left, none with a hint, is what the hinted
   // modules' optimisation would have made of them too.

@@ -8,9 +8,10 @@
 // where the linked module has no alloca and O3 leaves no function but
 // kernels, its output is that of the module without them, with them. So the
 // module without them is optimised once per process (content-addressed: its
-// bitcode and the target are the key) and each variant gets a copy with its
-// own attributes; anything else, or a module outside those conditions, is
-// optimised as upstream does. The objects are byte-identical to the plain
+// bitcode and the target are the key; a variant that finds it being
+// optimised by another thread waits for that) and each variant gets a copy
+// with its own attributes; anything else, or a module outside those conditions,
+// is optimised as upstream does. The objects are byte-identical to the plain
 // replay's (test/Tools/rocdl-shared-opt.test compares them). Off with
 // FLY_ROCDL_SHARE_OPT=0.
 //
