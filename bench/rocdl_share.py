@@ -161,7 +161,7 @@ def write_report(a, stages, bench, start, elapsed):
                  span(lambda m: m["translate"] + m["load"] + m["link"]),
                  span(lambda m: m["optimize"]),
                  span(lambda m: m["codegen"] + m["assemble"]),
-                 " Under 10 %% everywhere: sharing translation and link alone cannot take "
+                 " Under 10 % everywhere: sharing translation and link alone cannot take "
                  "0.65 × T_bin to 0.6." if all(
                      100 * (m["translate"] + m["load"] + m["link"]) / sum(m.values()) < 10
                      for m in shares.values()) else ""))
