@@ -6,14 +6,18 @@
 // callbacks, built once per target so that what they receive is attributed
 // to its target. The ROCDL serializer is AMDGPUSerializer of
 // mlir/lib/Target/LLVM/ROCDL/Target.cpp (LLVM 22) forwarding the callbacks.
-// The objects are byte-identical to upstream's
-// (test/Tools/fly-tune-dump-ir*.test compare them with `cmp`).
+// Its run() is ModuleToObject::run of mlir/lib/Target/LLVM/ModuleToObject.cpp
+// (LLVM 22) with optimizeModule through fly::optimizeSharingRocdl
+// (RocdlSharedOpt.h). The objects are byte-identical to upstream's
+// (test/Tools/fly-tune-dump-ir*.test and rocdl-shared-opt.test compare them
+// with `cmp`).
 //
 //===----------------------------------------------------------------------===//
 
 #include "fly/Backend/ModuleToBinary.h"
 #include "Support/FatalErrors.h"
 #include "Support/LLVMCompat.h"
+#include "fly/Backend/RocdlSharedOpt.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Target/LLVM/ROCDL/Utils.h"
@@ -25,6 +29,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
 
 namespace fly {
 #define GEN_PASS_DEF_FLYMODULETOBINARY
@@ -118,6 +123,70 @@ public:
     linkedLlvmIRCallback = targetOptions.getLinkedLlvmIRCallback();
     optimizedLlvmIRCallback = targetOptions.getOptimizedLlvmIRCallback();
     isaCallback = targetOptions.getISACallback();
+  }
+
+  /// ModuleToObject::run (LLVM 22), step for step, except that the
+  /// optimisation may be one done for an earlier variant
+  /// (optimizeSharingRocdl). Not while the optimised IR is captured: the
+  /// shared module's attributes need not print as the variant's would.
+  std::optional<SmallVector<char, 0>> run() override {
+    if (optimizedLlvmIRCallback || !fly::isRocdlSharedOptEnabled())
+      return SerializeGPUModuleBase::run();
+    // Translate the module to LLVM IR.
+    llvm::LLVMContext llvmContext;
+    std::unique_ptr<llvm::Module> llvmModule = translateToLLVMIR(llvmContext);
+    if (!llvmModule) {
+      getOperation().emitError() << "Failed creating the llvm::Module.";
+      return std::nullopt;
+    }
+    setDataLayoutAndTriple(*llvmModule);
+
+    if (initialLlvmIRCallback)
+      initialLlvmIRCallback(*llvmModule);
+
+    // Link bitcode files.
+    handleModulePreLink(*llvmModule);
+    {
+      auto libs = loadBitcodeFiles(*llvmModule);
+      if (!libs)
+        return std::nullopt;
+      if (!libs->empty())
+        if (failed(linkFiles(*llvmModule, std::move(*libs))))
+          return std::nullopt;
+      handleModulePostLink(*llvmModule);
+    }
+
+    if (linkedLlvmIRCallback)
+      linkedLlvmIRCallback(*llvmModule);
+
+    // Optimize the module. An invalid level and a missing target machine
+    // fail in optimizeModule, as upstream's; a shared result skips it, so
+    // its setOptLevel is made here too.
+    auto optimize = [&](llvm::Module &module) {
+      return optimizeModule(module, optLevel);
+    };
+    FailureOr<llvm::TargetMachine *> targetMachine =
+        optLevel < 0 || optLevel > 3
+            ? FailureOr<llvm::TargetMachine *>(failure())
+            : getOrCreateTargetMachine();
+    if (failed(targetMachine)) {
+      if (failed(optimize(*llvmModule)))
+        return std::nullopt;
+    } else {
+      (*targetMachine)
+          ->setOptLevel(static_cast<llvm::CodeGenOptLevel>(optLevel));
+      std::string targetKey = (triple + "\n" + chip + "\n" + features + "\n" +
+                               llvm::Twine(optLevel))
+                                  .str();
+      if (failed(fly::optimizeSharingRocdl(llvmModule, targetKey, optimize)))
+        return std::nullopt;
+    }
+
+    // Return the serialized object.
+    FailureOr<SmallVector<char, 0>> object = moduleToObject(*llvmModule);
+    if (failed(object))
+      return std::nullopt;
+    return std::move(*object);
   }
 
   FailureOr<SmallVector<char, 0>>

@@ -1,0 +1,335 @@
+//===- rocdl-stages.cpp - Where one ROCDL binary pass spends its time -----===//
+//
+// fly-rocdl-stages measures, per hint set, the thread-CPU time of each step
+// of upstream's ROCDL serialization (ModuleToObject::run and
+// SerializeGPUModuleBase::moduleToObjectImpl + compileToBinary of
+// mlir/lib/Target/LLVM/{ModuleToObject,ROCDL/Target}.cpp, LLVM 22, called
+// through SerializeGPUModuleBase's protected steps in the same order):
+// translation to LLVM IR, device-library load, link, optimizeModule,
+// codegen to ISA text, assembling. Then, for the hint-independent work that
+// a replay could do once per gpu.module (translation + load + link of the
+// unhinted module), it checks whether doing it once would be exact:
+//
+//   shared  : the unhinted module translated and linked once, written to
+//             bitcode; per variant parsed into a fresh context, the hinted
+//             translation's function attributes and calling conventions
+//             written onto it, then optimised and compiled as upstream.
+//             "IR ==" : the resulting module prints as the hinted one does
+//             before optimisation; "ISA ==" : its ISA text is the plain
+//             one's byte for byte (the object is assembled from that text).
+//   post-O3 : the unhinted module optimised once, then per variant what the
+//             hints changed in the function attributes (added, changed,
+//             removed) written onto it (sharing optimizeModule too);
+//             "ISA ==" as above.
+//
+// and what the shared path would cost per variant instead (bitcode parse +
+// attribute transplant). Input: the pre-binary module (what fly replays);
+// bench/rocdl_share.py drives it and writes bench/ROCDL-SHARE.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fly/Compiler/Registration.h"
+#include "fly/Hints/ApplyHints.h"
+#include "fly/Hints/HintSet.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Target/LLVM/ROCDL/Utils.h"
+
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+
+using namespace mlir;
+using llvm::StringRef;
+
+static llvm::cl::opt<std::string> inputOpt("input", llvm::cl::Required,
+                                           llvm::cl::desc("pre-binary module"));
+static llvm::cl::opt<std::string>
+    hintsOpt("hints-file", llvm::cl::Required,
+             llvm::cl::desc("JSON list of hint sets"));
+static llvm::cl::opt<std::string>
+    toolkitOpt("toolkit", llvm::cl::desc("ROCm-shaped folder"));
+static llvm::cl::opt<unsigned> repsOpt("reps", llvm::cl::init(3),
+                                       llvm::cl::desc("repetitions"));
+static llvm::cl::opt<unsigned> nOpt("n", llvm::cl::init(16),
+                                    llvm::cl::desc("hint sets used"));
+static llvm::cl::opt<std::string> jsonOpt("json", llvm::cl::Required,
+                                          llvm::cl::desc("output"));
+
+static double threadCpuMs() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static const char *const kStages[] = {"translate", "load",    "link",
+                                      "optimize",  "codegen", "assemble"};
+
+namespace {
+/// Upstream's serializer steps, one at a time.
+struct Steps : ROCDL::SerializeGPUModuleBase {
+  using SerializeGPUModuleBase::SerializeGPUModuleBase;
+  std::map<std::string, double> ms;
+
+  /// translateToLLVMIR .. handleModulePostLink, as ModuleToObject::run.
+  std::unique_ptr<llvm::Module> linked(llvm::LLVMContext &ctx) {
+    double t = threadCpuMs();
+    std::unique_ptr<llvm::Module> m = translateToLLVMIR(ctx);
+    if (!m)
+      return nullptr;
+    setDataLayoutAndTriple(*m);
+    ms["translate"] = threadCpuMs() - t;
+    t = threadCpuMs();
+    handleModulePreLink(*m);
+    auto libs = loadBitcodeFiles(*m);
+    if (!libs)
+      return nullptr;
+    ms["load"] = threadCpuMs() - t;
+    t = threadCpuMs();
+    if (!libs->empty() && failed(linkFiles(*m, std::move(*libs))))
+      return nullptr;
+    handleModulePostLink(*m);
+    ms["link"] = threadCpuMs() - t;
+    return m;
+  }
+  LogicalResult optimize(llvm::Module &m) {
+    double t = threadCpuMs();
+    LogicalResult ok = optimizeModule(m, optLevel);
+    ms["optimize"] = threadCpuMs() - t;
+    return ok;
+  }
+  /// moduleToObjectImpl's ISA and compileToBinary's assembling.
+  std::optional<std::string> isa(llvm::Module &m) {
+    double t = threadCpuMs();
+    FailureOr<llvm::TargetMachine *> tm = getOrCreateTargetMachine();
+    if (failed(tm))
+      return std::nullopt;
+    auto text = translateModuleToISA(
+        m, **tm, [&] { return getOperation().emitError(); });
+    ms["codegen"] = threadCpuMs() - t;
+    if (failed(text))
+      return std::nullopt;
+    t = threadCpuMs();
+    auto object = ROCDL::assembleIsa(*text, triple, chip, features, [&] {
+      return getOperation().emitError();
+    });
+    ms["assemble"] = threadCpuMs() - t;
+    if (failed(object))
+      return std::nullopt;
+    return text->str().str();
+  }
+};
+} // namespace
+
+static std::string print(const llvm::Module &m) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m.print(os, nullptr);
+  return text;
+}
+
+/// What the hinted translation `from` has that hints can change, written
+/// onto `to` (same context): every function's attribute list and calling
+/// convention.
+static void transplant(llvm::Module &to, const llvm::Module &from) {
+  for (const llvm::Function &f : from)
+    if (llvm::Function *g = to.getFunction(f.getName())) {
+      g->setAttributes(f.getAttributes());
+      g->setCallingConv(f.getCallingConv());
+    }
+}
+
+/// What a hint changed between the unhinted translation `before` and the
+/// hinted `after` (same context), applied to `to`: function attributes
+/// added, changed or removed, and calling conventions. Leaves what
+/// optimisation inferred on `to` alone.
+static void applyDifference(llvm::Module &to, const llvm::Module &before,
+                            const llvm::Module &after) {
+  for (const llvm::Function &f : after) {
+    const llvm::Function *old = before.getFunction(f.getName());
+    llvm::Function *g = to.getFunction(f.getName());
+    if (!old || !g)
+      continue;
+    llvm::AttributeSet now = f.getAttributes().getFnAttrs();
+    llvm::AttributeSet was = old->getAttributes().getFnAttrs();
+    auto in = [](llvm::AttributeSet set, llvm::Attribute attr) {
+      return attr.isStringAttribute() ? set.getAttribute(attr.getKindAsString())
+                                      : set.getAttribute(attr.getKindAsEnum());
+    };
+    for (llvm::Attribute attr : was)
+      if (!in(now, attr).isValid()) {
+        if (attr.isStringAttribute())
+          g->removeFnAttr(attr.getKindAsString());
+        else
+          g->removeFnAttr(attr.getKindAsEnum());
+      }
+    for (llvm::Attribute attr : now)
+      if (in(was, attr) != attr)
+        g->addFnAttr(attr);
+    if (f.getCallingConv() != old->getCallingConv())
+      g->setCallingConv(f.getCallingConv());
+  }
+}
+
+static std::unique_ptr<llvm::Module>
+parseShared(const llvm::SmallVector<char, 0> &bitcode, llvm::LLVMContext &ctx,
+            StringRef id) {
+  auto m = llvm::parseBitcodeFile(
+      llvm::MemoryBufferRef(StringRef(bitcode.data(), bitcode.size()), id),
+      ctx);
+  if (!m) {
+    llvm::consumeError(m.takeError());
+    return nullptr;
+  }
+  return std::move(*m);
+}
+
+int main(int argc, char **argv) {
+  llvm::cl::ParseCommandLineOptions(argc, argv, "fly-rocdl-stages\n");
+  DialectRegistry registry;
+  fly::registerCompilerDialects(registry);
+  MLIRContext context(registry);
+  context.disableMultithreading();
+  OwningOpRef<ModuleOp> source = parseSourceFile<ModuleOp>(inputOpt, &context);
+  if (!source)
+    return 1;
+  auto hintSets = fly::readHintSetsFile(hintsOpt);
+  if (!hintSets) {
+    llvm::errs() << llvm::toString(hintSets.takeError()) << "\n";
+    return 1;
+  }
+  if (hintSets->size() > nOpt)
+    hintSets->resize(nOpt);
+  ROCDL::SerializeGPUModuleBase::init();
+  gpu::TargetOptions options(toolkitOpt);
+
+  llvm::json::Array rows;
+  for (auto gpuModule : source->getOps<gpu::GPUModuleOp>()) {
+    ArrayAttr targets = gpuModule.getTargetsAttr();
+    if (!targets || targets.empty() || !isa<ROCDL::ROCDLTargetAttr>(targets[0]))
+      continue;
+    // The hint-independent work, done once: the unhinted module translated
+    // and linked, as bitcode (use-list order kept: passes may read it).
+    auto baseTarget = cast<ROCDL::ROCDLTargetAttr>(targets[0]);
+    Steps base(*gpuModule, baseTarget, options);
+    llvm::SmallVector<char, 0> bitcode;
+    double writeMs = 0;
+    std::string baseId;
+    {
+      llvm::LLVMContext ctx;
+      std::unique_ptr<llvm::Module> m = base.linked(ctx);
+      if (!m)
+        return 1;
+      baseId = m->getModuleIdentifier();
+      double t = threadCpuMs();
+      llvm::raw_svector_ostream os(bitcode);
+      llvm::WriteBitcodeToFile(*m, os, /*ShouldPreserveUseListOrder=*/true);
+      writeMs = threadCpuMs() - t;
+    }
+    double onceMs = base.ms["translate"] + base.ms["load"] + base.ms["link"];
+
+    for (const fly::HintSet &hints : *hintSets) {
+      OpBuilder b(&context);
+      b.setInsertionPointToEnd(source->getBody());
+      auto hinted = cast<gpu::GPUModuleOp>(b.clone(*gpuModule));
+      hinted.setSymName((gpuModule.getName() + "_hinted").str());
+      if (failed(fly::applyHints(hinted, hints)))
+        return 1;
+      auto target = cast<ROCDL::ROCDLTargetAttr>(hinted.getTargetsAttr()[0]);
+      hinted.setSymName(gpuModule.getName());
+
+      // The plain serialization, repeated: per-stage medians.
+      std::map<std::string, std::vector<double>> samples;
+      std::string plainIsa, hintedIR;
+      for (unsigned rep = 0; rep < repsOpt; ++rep) {
+        Steps plain(*hinted, target, options);
+        llvm::LLVMContext ctx;
+        std::unique_ptr<llvm::Module> m = plain.linked(ctx);
+        if (!m)
+          return 1;
+        if (rep == 0)
+          hintedIR = print(*m);
+        if (failed(plain.optimize(*m)))
+          return 1;
+        std::optional<std::string> isa = plain.isa(*m);
+        if (!isa)
+          return 1;
+        plainIsa = *isa;
+        for (const char *stage : kStages)
+          samples[stage].push_back(plain.ms[stage]);
+      }
+
+      // The shared path: parse + transplant per variant, then as upstream.
+      Steps shared(*hinted, target, options);
+      bool irEqual = false, isaEqual = false, postO3IsaEqual = false;
+      double perVariantMs = 0;
+      {
+        llvm::LLVMContext ctx;
+        std::unique_ptr<llvm::Module> hintedLinked = shared.linked(ctx);
+        double t = threadCpuMs();
+        std::unique_ptr<llvm::Module> m = parseShared(bitcode, ctx, baseId);
+        if (!m || !hintedLinked)
+          return 1;
+        transplant(*m, *hintedLinked);
+        perVariantMs = threadCpuMs() - t;
+        irEqual = print(*m) == hintedIR;
+        if (failed(shared.optimize(*m)))
+          return 1;
+        std::optional<std::string> isa = shared.isa(*m);
+        isaEqual = isa && *isa == plainIsa;
+        // Sharing optimizeModule too: the attributes come after it.
+        std::unique_ptr<llvm::Module> o = parseShared(bitcode, ctx, baseId);
+        Steps unhinted(*gpuModule, baseTarget, options);
+        if (!o || failed(unhinted.optimize(*o)))
+          return 1;
+        std::unique_ptr<llvm::Module> before =
+            parseShared(bitcode, ctx, baseId);
+        if (!before)
+          return 1;
+        applyDifference(*o, *before, *hintedLinked);
+        std::optional<std::string> postIsa = shared.isa(*o);
+        postO3IsaEqual = postIsa && *postIsa == plainIsa;
+      }
+      hinted.erase();
+
+      llvm::json::Object row;
+      row["gpu_module"] = gpuModule.getName();
+      row["hints"] = hints.canonical();
+      llvm::json::Object stages;
+      for (const char *stage : kStages) {
+        std::vector<double> &v = samples[stage];
+        std::sort(v.begin(), v.end());
+        stages[stage] = v[v.size() / 2];
+      }
+      row["stages_ms"] = std::move(stages);
+      row["once_ms"] = onceMs;
+      row["bitcode_write_ms"] = writeMs;
+      row["per_variant_shared_ms"] = perVariantMs;
+      row["ir_equal"] = irEqual;
+      row["isa_equal"] = isaEqual;
+      row["post_o3_isa_equal"] = postO3IsaEqual;
+      rows.push_back(std::move(row));
+    }
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream out(jsonOpt, ec);
+  if (ec)
+    return 1;
+  out << llvm::formatv("{0:2}", llvm::json::Value(std::move(rows))) << "\n";
+  return 0;
+}
