@@ -253,7 +253,7 @@ void flyCompilerDestroy(FlyCompiler compiler) { delete unwrap(compiler); }
 static llvm::Error checkArguments(const char *hintSetsJSON, const char *chip,
                                   std::vector<fly::HintSet> &hintSets) {
   // Part of the cache key: a typo must not become a new cache slot.
-  if (llvm::Error err = fly::checkTargetName(chip ? chip : ""))
+  if (llvm::Error err = fly::parseTargetSpec(chip ? chip : "").takeError())
     return llvm::createStringError("bad chip: " +
                                    llvm::toString(std::move(err)));
   if (hintSetsJSON && *hintSetsJSON) {
