@@ -16,6 +16,7 @@
 #include "fly/Hints/HintRegistry.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Support/BoundedJSON.h"
+#include "fly/Support/InstallLocation.h"
 #include "fly/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -29,7 +30,6 @@
 
 #include <atomic>
 #include <cmath>
-#include <dlfcn.h>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -552,13 +552,10 @@ bool flyResultWrite(FlyResult result, const char *outDir) {
 /// The directory this library was loaded from: the anchor of the toolkit
 /// lookup, as fly-tune's own directory is for fly-tune.
 static std::string getLibraryDir() {
-  Dl_info info;
-  if (!dladdr(reinterpret_cast<void *>(&flyGetPresetPipeline), &info) ||
-      !info.dli_fname)
-    return "";
-  llvm::SmallString<256> path(info.dli_fname);
-  llvm::sys::fs::make_absolute(path);
-  return llvm::sys::path::parent_path(path).str();
+  return llvm::sys::path::parent_path(
+             fly::getCodeFilePath(
+                 reinterpret_cast<const void *>(&flyGetPresetPipeline)))
+      .str();
 }
 
 const char *flyGetPresetPipeline(const char *target, const char *toolkit) {

@@ -1,6 +1,7 @@
 //===- HipLoader.cpp - Find and load the HIP backend plugin ---------------===//
 
 #include "fly/Runtime/Backend.h"
+#include "fly/Support/InstallLocation.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -19,9 +20,7 @@ std::unique_ptr<Backend> createHipBackend(std::string &why,
   std::vector<std::string> candidates;
   if (plugin.empty() && !(env && *env)) {
     // Beside fly-run or in ../lib, else the loader's search path.
-    std::string dir = llvm::sys::path::parent_path(
-                          llvm::sys::fs::getMainExecutable(nullptr, nullptr))
-                          .str();
+    std::string dir = fly::getProgramDir();
     for (const char *place : {"/../lib/", "/"})
       if (!dir.empty())
         candidates.push_back(dir + place + "libFlyRuntimeHip.so");

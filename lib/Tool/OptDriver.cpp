@@ -6,6 +6,7 @@
 #include "fly/Pipeline/BinaryOptsInstrumentation.h"
 #include "fly/Pipeline/ReplayInstrumentation.h"
 #include "fly/Replay/Manifest.h"
+#include "fly/Support/InstallLocation.h"
 #include "fly/Support/OutputDirectory.h"
 #include "fly/Support/ToolOptions.h"
 
@@ -174,12 +175,10 @@ LogicalResult OptSweep::finish(LogicalResult status, StringRef inputFile) {
   return status;
 }
 
-void setRocmPathFromToolkit(const char *argv0) {
+void setRocmPathFromToolkit() {
   if (llvm::sys::Process::GetEnv("ROCM_PATH"))
     return;
-  static int anchor;
-  std::string exe = llvm::sys::fs::getMainExecutable(argv0, &anchor);
-  std::string toolkit = findToolkit("rocdl", llvm::sys::path::parent_path(exe));
+  std::string toolkit = findToolkit("rocdl", getProgramDir());
   if (!toolkit.empty())
     ::setenv("ROCM_PATH", toolkit.c_str(), /*overwrite=*/0);
 }

@@ -6,6 +6,7 @@
 #include "fly/Executor/SlurmSweep.h"
 #include "fly/Hints/HintSet.h"
 #include "fly/Support/BoundedJSON.h"
+#include "fly/Support/InstallLocation.h"
 #include "fly/Support/SafeFile.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -237,8 +238,7 @@ getSlurmExecutorOptions(StringRef cacheDir,
     options.childTool = std::string(absolute);
   } else {
     // This very fly-tune (/proc/self/exe), however it was started.
-    options.childTool = llvm::sys::fs::getMainExecutable(
-        nullptr, reinterpret_cast<void *>(&getSlurmExecutorOptions));
+    options.childTool = getProgramPath();
   }
   llvm::BumpPtrAllocator allocator;
   llvm::StringSaver saver(allocator);

@@ -11,6 +11,7 @@
 
 #include "fly/Cache/CacheKey.h"
 #include "fly/Compiler/Registration.h"
+#include "fly/Support/InstallLocation.h"
 #include "fly/Support/ToolHelp.h"
 #include "fly/Tool/TuneDriver.h"
 #include "fly/Transforms/Passes.h"
@@ -195,7 +196,7 @@ static bool irPrintingRequested() {
 }
 
 /// The flags, typed.
-static fly::TuneOptions getTuneOptions(const char *argv0) {
+static fly::TuneOptions getTuneOptions() {
   fly::TuneOptions options;
   options.target = targetOpt;
   options.targetGiven = targetOpt.getNumOccurrences();
@@ -230,10 +231,7 @@ static fly::TuneOptions getTuneOptions(const char *argv0) {
     applyDefaultTimingPassManagerCLOptions(pm);
     return success();
   };
-  static int anchor;
-  options.toolDir = llvm::sys::path::parent_path(
-                        llvm::sys::fs::getMainExecutable(argv0, &anchor))
-                        .str();
+  options.toolDir = fly::getProgramDir();
   options.bundled = {kBundledKernel, kBundledHints, kBundledLaunchSpec};
   return options;
 }
@@ -300,7 +298,7 @@ int main(int argc, char **argv) {
     kernels.push_back(
         {inputsOpt.empty() ? "" : inputsOpt.front(), "", std::nullopt});
   }
-  fly::TuneOptions options = getTuneOptions(argv[0]);
+  fly::TuneOptions options = getTuneOptions();
   options.makeSlurmExecutor = [](StringRef cacheDir)
       -> llvm::Expected<std::function<std::unique_ptr<fly::ReplayExecutor>()>> {
     auto slurmOptions = fly::getSlurmExecutorOptions(cacheDir, printProgress);
