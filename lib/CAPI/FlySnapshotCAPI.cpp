@@ -14,6 +14,7 @@
 #include "fly/Compiler/SweepReport.h"
 #include "fly/Compiler/TargetName.h"
 #include "fly/Hints/HintRegistry.h"
+#include "fly/Hints/HintSetSources.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Support/BoundedJSON.h"
 #include "fly/Support/InstallLocation.h"
@@ -256,13 +257,13 @@ static llvm::Error checkArguments(const char *hintSetsJSON, const char *chip,
   if (llvm::Error err = fly::parseTargetSpec(chip ? chip : "").takeError())
     return llvm::createStringError("bad chip: " +
                                    llvm::toString(std::move(err)));
-  if (hintSetsJSON && *hintSetsJSON) {
-    auto hints = fly::parseHintSetsJSON(hintSetsJSON);
-    if (!hints)
-      return llvm::createStringError("bad hint sets: " +
-                                     llvm::toString(hints.takeError()));
-    hintSets = std::move(*hints);
-  }
+  fly::HintSetSources sources;
+  sources.json = hintSetsJSON ? hintSetsJSON : "";
+  sources.jsonName = "bad hint sets";
+  auto hints = fly::collectHintSets(sources);
+  if (!hints)
+    return hints.takeError();
+  hintSets = std::move(*hints);
   return llvm::Error::success();
 }
 

@@ -10,6 +10,7 @@
 #include "fly/Executor/WorkDir.h"
 #include "fly/Hints/ApplyHints.h"
 #include "fly/Hints/HintRegistry.h"
+#include "fly/Hints/HintSetSources.h"
 #include "fly/Pipeline/TargetPresets.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Replay/SweepTable.h"
@@ -100,7 +101,7 @@ private:
   /// compiles: a bad format or out-dir used to be found after the whole
   /// sweep (or never).
   bool checkOptions();
-  bool collectHintSets();
+  bool getHintSets();
   bool resolveToolkit();
   std::optional<CompileJob> buildJob(const SweepKernel &kernel,
                                      std::string &presetNote);
@@ -164,23 +165,17 @@ bool TuneRun::checkOptions() {
   return true;
 }
 
-bool TuneRun::collectHintSets() {
+bool TuneRun::getHintSets() {
   // An explicitly empty --hints is the C API's "": one variant, the
   // backend's default, not the bundled sets.
-  if (options.hints && options.hints->empty())
-    hintSets.emplace_back();
-  if (options.hints && !options.hints->empty()) {
-    auto parsed = parseHintSets(*options.hints);
-    if (!parsed)
-      return reportError("--hints: " + llvm::toString(parsed.takeError()));
-    hintSets = std::move(*parsed);
-  }
-  if (!options.hintsFile.empty()) {
-    auto parsed = readHintSetsFile(options.hintsFile);
-    if (!parsed)
-      return reportError(llvm::toString(parsed.takeError()));
-    llvm::append_range(hintSets, *parsed);
-  }
+  HintSetSources sources;
+  sources.text = options.hints;
+  sources.textName = "--hints";
+  sources.file = options.hintsFile;
+  auto collected = fly::collectHintSets(sources);
+  if (!collected)
+    return reportError(llvm::toString(collected.takeError()));
+  hintSets = std::move(*collected);
   if (hintSets.empty()) {
     auto parsed = parseHintSetsJSON(
         target.family == "rocdl"
@@ -532,7 +527,7 @@ int TuneRun::run() {
   if (several && options.bench)
     return fail("--bench runs one kernel's variants; run fly-run on each "
                 "kernel's folder of a sweep");
-  if (!checkOptions() || !collectHintSets() || !resolveToolkit())
+  if (!checkOptions() || !getHintSets() || !resolveToolkit())
     return 1;
 
   DialectRegistry registry;
