@@ -10,7 +10,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "fly/Cache/CacheKey.h"
-#include "fly/Compiler/Registration.h"
 #include "fly/Support/InstallLocation.h"
 #include "fly/Support/ToolHelp.h"
 #include "fly/Tool/TuneDriver.h"
@@ -21,9 +20,7 @@
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 
 #include "BundledExample.inc"
