@@ -1,6 +1,7 @@
 //===- HintSetTest.cpp - Parsing and printing hint sets -------------------===//
 
 #include "fly/Hints/HintSet.h"
+#include "fly/Hints/HintSetSources.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Error.h"
@@ -666,6 +667,45 @@ TEST(HintSetSelector, OnlyTargetHintsTakeOne) {
             std::string::npos);
   EXPECT_NE(parseError("target[gfx90a].O=9").find("out of range"),
             std::string::npos);
+}
+
+// The one collector of every front end: text, then file, then JSON, each
+// error named by its source; a given empty text is the default hint set.
+TEST(CollectHintSets, SourcesInOrderErrorsNamed) {
+  HintSetSources sources;
+  sources.text = "maxnreg=64;maxnreg=32";
+  sources.json = R"([{"maxnreg": 128}])";
+  auto sets = collectHintSets(sources);
+  ASSERT_TRUE(static_cast<bool>(sets)) << llvm::toString(sets.takeError());
+  ASSERT_EQ(sets->size(), 3u);
+  EXPECT_EQ((*sets)[0].canonical(), "maxnreg=64");
+  EXPECT_EQ((*sets)[2].canonical(), "maxnreg=128");
+
+  HintSetSources empty;
+  empty.text = "";
+  auto one = collectHintSets(empty);
+  ASSERT_TRUE(static_cast<bool>(one));
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_TRUE((*one)[0].empty());
+  auto none = collectHintSets(HintSetSources());
+  ASSERT_TRUE(static_cast<bool>(none));
+  EXPECT_TRUE(none->empty());
+
+  HintSetSources bad;
+  bad.text = "maxnreg=64";
+  bad.json = "[{\"no_such_hint\": 1}]";
+  bad.jsonName = "FLY_HINT_SETS";
+  auto failed = collectHintSets(bad);
+  ASSERT_FALSE(static_cast<bool>(failed));
+  EXPECT_EQ(llvm::toString(failed.takeError()).rfind("FLY_HINT_SETS: ", 0), 0u);
+  HintSetSources badFile;
+  badFile.file = "/nonexistent/hints.json";
+  badFile.fileName = "invalid hints file";
+  auto missing = collectHintSets(badFile);
+  ASSERT_FALSE(static_cast<bool>(missing));
+  EXPECT_EQ(llvm::toString(missing.takeError())
+                .rfind("invalid hints file: hints file: cannot read", 0),
+            0u);
 }
 
 } // namespace

@@ -16,8 +16,10 @@
 #include "fly/Compiler/SweepReport.h"
 #include "fly/Compiler/TargetName.h"
 #include "fly/Hints/HintRegistry.h"
+#include "fly/Hints/HintSetSources.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Support/BoundedJSON.h"
+#include "fly/Support/InstallLocation.h"
 #include "fly/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -31,7 +33,6 @@
 
 #include <atomic>
 #include <cmath>
-#include <dlfcn.h>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -264,16 +265,16 @@ void flyCompilerDestroy(FlyCompiler compiler) { delete unwrap(compiler); }
 static llvm::Error checkArguments(const char *hintSetsJSON, const char *chip,
                                   std::vector<fly::HintSet> &hintSets) {
   // Part of the cache key: a typo must not become a new cache slot.
-  if (llvm::Error err = fly::checkTargetName(chip ? chip : ""))
+  if (llvm::Error err = fly::parseTargetSpec(chip ? chip : "").takeError())
     return llvm::createStringError("bad chip: " +
                                    llvm::toString(std::move(err)));
-  if (hintSetsJSON && *hintSetsJSON) {
-    auto hints = fly::parseHintSetsJSON(hintSetsJSON);
-    if (!hints)
-      return llvm::createStringError("bad hint sets: " +
-                                     llvm::toString(hints.takeError()));
-    hintSets = std::move(*hints);
-  }
+  fly::HintSetSources sources;
+  sources.json = hintSetsJSON ? hintSetsJSON : "";
+  sources.jsonName = "bad hint sets";
+  auto hints = fly::collectHintSets(sources);
+  if (!hints)
+    return hints.takeError();
+  hintSets = std::move(*hints);
   return llvm::Error::success();
 }
 
@@ -560,13 +561,10 @@ bool flyResultWrite(FlyResult result, const char *outDir) {
 /// The directory this library was loaded from: the anchor of the toolkit
 /// lookup, as fly-tune's own directory is for fly-tune.
 static std::string getLibraryDir() {
-  Dl_info info;
-  if (!dladdr(reinterpret_cast<void *>(&flyGetPresetPipeline), &info) ||
-      !info.dli_fname)
-    return "";
-  llvm::SmallString<256> path(info.dli_fname);
-  llvm::sys::fs::make_absolute(path);
-  return llvm::sys::path::parent_path(path).str();
+  return llvm::sys::path::parent_path(
+             fly::getCodeFilePath(
+                 reinterpret_cast<const void *>(&flyGetPresetPipeline)))
+      .str();
 }
 
 bool flyGetPresetPipeline(const char *target, const char *toolkit,

@@ -25,37 +25,20 @@ using namespace llvm;
 
 namespace fly {
 
-Expected<TargetSpec> parseTargetSpec(StringRef target) {
-  auto [family, chip] = target.split(':');
-  if ((family != "rocdl" && family != "nvvm") || chip.empty())
-    return createStringError(inconvertibleErrorCode(),
-                             "target must be rocdl:<chip> or nvvm:<sm_XX>, "
-                             "got '%s'",
-                             target.str().c_str());
-  return TargetSpec{family.str(), chip.str()};
+StringRef getDefaultObjectFormat(StringRef family) {
+  return family == "rocdl" ? "fatbin" : "bin";
 }
 
 std::string getPresetPipeline(const TargetSpec &target, StringRef toolkit,
                               StringRef format) {
-  bool rocdl = target.family == "rocdl";
-  std::string fmt = format.empty() ? (rocdl ? "fatbin" : "bin") : format.str();
-  std::string binary =
-      formatv("gpu-module-to-binary{{format={0} toolkit={1}}", fmt, toolkit);
-  if (rocdl)
-    return formatv("builtin.module(canonicalize,cse,"
-                   "rocdl-attach-target{{chip={0} O={2}},"
-                   "gpu.module(convert-scf-to-cf,"
-                   "convert-gpu-to-rocdl{{chipset={0}}),"
-                   "reconcile-unrealized-casts,{1})",
-                   target.chip, binary, kPresetOptLevel);
+  // The kernel-only preset: what buildPresetPipeline gives an input of
+  // gpu.modules without targets.
   std::string features = getPresetFeatures(target, toolkit);
-  return formatv("builtin.module(canonicalize,cse,"
-                 "nvvm-attach-target{{chip={0} O={3}{2}},"
-                 "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm),"
-                 "reconcile-unrealized-casts,{1})",
-                 target.chip, binary,
-                 features.empty() ? "" : " features=" + features,
-                 kPresetOptLevel);
+  PresetOptions preset{target.family, target.chip,
+                       format.empty() ? getDefaultObjectFormat(target.family)
+                                      : format,
+                       toolkit, features};
+  return buildPresetPipeline(preset, InputShape());
 }
 
 std::string getPresetFeatures(const TargetSpec &target, StringRef toolkit) {

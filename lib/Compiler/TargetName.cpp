@@ -8,7 +8,7 @@ using namespace llvm;
 
 namespace fly {
 
-Error checkTargetName(StringRef target) {
+Expected<TargetSpec> parseTargetSpec(StringRef target) {
   auto [family, chip] = target.split(':');
   if ((family != "rocdl" && family != "nvvm") || chip.empty())
     return createStringError("target '%s' must be rocdl:<chip> (e.g. "
@@ -18,7 +18,7 @@ Error checkTargetName(StringRef target) {
   TargetFamily targetFamily =
       family == "rocdl" ? TargetFamily::ROCDL : TargetFamily::NVVM;
   if (isKnownChip(targetFamily, chip))
-    return Error::success();
+    return TargetSpec{family.str(), chip.str()};
   return createStringError("LLVM's %s backend does not know chip '%s'; %s",
                            family == "rocdl" ? "AMDGPU" : "NVPTX",
                            chip.str().c_str(),

@@ -13,6 +13,7 @@
 #include "Support/ChildProcess.h"
 #include "fly/Executor/Executor.h"
 #include "fly/Executor/WorkDir.h"
+#include "fly/Support/InstallLocation.h"
 
 #include "mlir/IR/Diagnostics.h"
 
@@ -30,8 +31,6 @@
 #include <chrono>
 #include <thread>
 
-#include <dlfcn.h>
-
 using namespace mlir;
 using namespace llvm;
 
@@ -39,18 +38,9 @@ namespace fly {
 
 std::string findChildTool(StringRef name) {
   // ../bin/fly-tune from the file that holds this code: the fly-tune program
-  // itself, or libFlySnapshotCAPI.so / the plugin in <prefix>/lib. For code
-  // in the main program dladdr gives the name it was started by, which may
-  // be a bare name: /proc/self/exe (getMainExecutable) then.
-  void *self = reinterpret_cast<void *>(
-      static_cast<std::string (*)(StringRef)>(&findChildTool));
-  std::string holder;
-  Dl_info info;
-  if (dladdr(self, &info) && info.dli_fname &&
-      sys::path::is_absolute(info.dli_fname))
-    holder = info.dli_fname;
-  else
-    holder = sys::fs::getMainExecutable(nullptr, self);
+  // itself, or libFlySnapshotCAPI.so / the plugin in <prefix>/lib.
+  std::string holder = getCodeFilePath(reinterpret_cast<const void *>(
+      static_cast<std::string (*)(StringRef)>(&findChildTool)));
   SmallString<256> real;
   if (holder.empty() || sys::fs::real_path(holder, real))
     return "";

@@ -2,6 +2,7 @@
 
 #include "fly/Hints/HintSet.h"
 #include "Hints/HintSetLimit.h"
+#include "fly/Hints/HintSetSources.h"
 
 #include "Support/Environment.h"
 #include "fly/Support/BoundedJSON.h"
@@ -662,6 +663,37 @@ Error checkHintSetCount(size_t count) {
                            "split the sweep, or raise the limit with "
                            "FLY_MAX_HINT_SETS=<n> (default {2})",
                            count, max, kDefaultMaxHintSets));
+}
+
+static Error named(StringRef name, Error err) {
+  if (name.empty())
+    return err;
+  return hintError(formatv("{0}: {1}", name, toString(std::move(err))));
+}
+
+Expected<std::vector<HintSet>> collectHintSets(const HintSetSources &sources) {
+  std::vector<HintSet> sets;
+  if (sources.text && sources.text->empty())
+    sets.emplace_back();
+  if (sources.text && !sources.text->empty()) {
+    Expected<std::vector<HintSet>> parsed = parseHintSets(*sources.text);
+    if (!parsed)
+      return named(sources.textName, parsed.takeError());
+    sets = std::move(*parsed);
+  }
+  if (!sources.file.empty()) {
+    Expected<std::vector<HintSet>> parsed = readHintSetsFile(sources.file);
+    if (!parsed)
+      return named(sources.fileName, parsed.takeError());
+    append_range(sets, *parsed);
+  }
+  if (!sources.json.empty()) {
+    Expected<std::vector<HintSet>> parsed = parseHintSetsJSON(sources.json);
+    if (!parsed)
+      return named(sources.jsonName, parsed.takeError());
+    append_range(sets, *parsed);
+  }
+  return sets;
 }
 
 Expected<std::vector<HintSet>> readHintSetsFile(StringRef path) {

@@ -4,8 +4,10 @@
 
 #include "Pipeline/BinaryOptsInstrumentation.h"
 #include "fly/Compiler/Presets.h"
+#include "fly/Hints/HintSetSources.h"
 #include "fly/Pipeline/ReplayInstrumentation.h"
 #include "fly/Replay/Manifest.h"
+#include "fly/Support/InstallLocation.h"
 #include "fly/Support/OutputDirectory.h"
 #include "fly/Support/ToolOptions.h"
 
@@ -35,18 +37,15 @@ llvm::Expected<std::unique_ptr<OptSweep>>
 OptSweep::create(OptSweepOptions options) {
   std::unique_ptr<OptSweep> sweep(new OptSweep());
   std::vector<HintSet> &hintSets = sweep->hintSets;
-  if (!options.hints.empty()) {
-    auto parsed = parseHintSets(options.hints);
-    if (!parsed)
-      return withContext("--fly-hints", parsed.takeError());
-    hintSets = std::move(*parsed);
-  }
-  if (!options.hintsFile.empty()) {
-    auto parsed = readHintSetsFile(options.hintsFile);
-    if (!parsed)
-      return parsed.takeError();
-    llvm::append_range(hintSets, *parsed);
-  }
+  HintSetSources flags;
+  if (!options.hints.empty())
+    flags.text = options.hints;
+  flags.textName = "--fly-hints";
+  flags.file = options.hintsFile;
+  auto collected = collectHintSets(flags);
+  if (!collected)
+    return collected.takeError();
+  hintSets = std::move(*collected);
   // A front end that runs fly-opt as its mlir-opt with a fixed command line
   // (FlyDSL's FLYDSL_COMPILE_LLVM_DIR) can still sweep: FLY_HINT_SETS holds
   // extra hint sets (a JSON list or `k=v,k=v;k=v`), FLY_OUT_DIR where they go.
@@ -54,11 +53,13 @@ OptSweep::create(OptSweepOptions options) {
   if (std::optional<std::string> env =
           llvm::sys::Process::GetEnv("FLY_HINT_SETS");
       env && !StringRef(*env).trim().empty()) {
-    auto parsed = StringRef(*env).ltrim().starts_with("[")
-                      ? parseHintSetsJSON(*env)
-                      : parseHintSets(*env);
+    HintSetSources variable;
+    (StringRef(*env).ltrim().starts_with("[") ? variable.json
+                                              : variable.text.emplace()) = *env;
+    variable.textName = variable.jsonName = "FLY_HINT_SETS";
+    auto parsed = collectHintSets(variable);
     if (!parsed)
-      return withContext("FLY_HINT_SETS", parsed.takeError());
+      return parsed.takeError();
     if (hintSets.empty())
       hintSets.emplace_back();
     llvm::append_range(hintSets, *parsed);
@@ -174,12 +175,10 @@ LogicalResult OptSweep::finish(LogicalResult status, StringRef inputFile) {
   return status;
 }
 
-void setRocmPathFromToolkit(const char *argv0) {
+void setRocmPathFromToolkit() {
   if (llvm::sys::Process::GetEnv("ROCM_PATH"))
     return;
-  static int anchor;
-  std::string exe = llvm::sys::fs::getMainExecutable(argv0, &anchor);
-  std::string toolkit = findToolkit("rocdl", llvm::sys::path::parent_path(exe));
+  std::string toolkit = findToolkit("rocdl", getProgramDir());
   if (!toolkit.empty())
     ::setenv("ROCM_PATH", toolkit.c_str(), /*overwrite=*/0);
 }

@@ -6,6 +6,7 @@
 #include "fly/Executor/Executor.h"
 #include "fly/Hints/BackendOpts.h"
 #include "fly/Hints/HintSet.h"
+#include "fly/Hints/HintSetSources.h"
 #include "fly/Pipeline/StageDumper.h"
 #include "fly/Replay/BinaryPass.h"
 #include "fly/Replay/Manifest.h"
@@ -116,23 +117,18 @@ static std::string indentLines(StringRef text) {
 }
 
 FailureOr<std::vector<fly::HintSet>> FlySnapshotPass::collectHintSets() {
-  std::vector<fly::HintSet> sets;
   Location loc = getOperation().getLoc();
-  if (!hints.empty()) {
-    Expected<std::vector<fly::HintSet>> parsed = fly::parseHintSets(hints);
-    if (!parsed)
-      return emitError(loc)
-             << "fly-snapshot: invalid hints: " << toString(parsed.takeError());
-    sets = std::move(*parsed);
-  }
-  if (!hintsFile.empty()) {
-    Expected<std::vector<fly::HintSet>> parsed =
-        fly::readHintSetsFile(hintsFile);
-    if (!parsed)
-      return emitError(loc) << "fly-snapshot: invalid hints file: "
-                            << toString(parsed.takeError());
-    llvm::append_range(sets, *parsed);
-  }
+  fly::HintSetSources sources;
+  if (!hints.empty())
+    sources.text = hints;
+  sources.textName = "invalid hints";
+  sources.file = hintsFile;
+  sources.fileName = "invalid hints file";
+  Expected<std::vector<fly::HintSet>> collected = fly::collectHintSets(sources);
+  if (!collected)
+    return emitError(loc) << "fly-snapshot: "
+                          << toString(collected.takeError());
+  std::vector<fly::HintSet> sets = std::move(*collected);
   if (Error err = fly::checkHintSetCount(sets.size()))
     return emitError(loc) << "fly-snapshot: " << toString(std::move(err));
   return sets;

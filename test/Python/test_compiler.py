@@ -61,8 +61,20 @@ def test_invalid_arguments(compiler, tile_matmul, kwargs, message):
 
 
 def test_unknown_target_family(compiler):
-    with pytest.raises(InvalidInputError, match="rocdl:<chip> or nvvm"):
+    with pytest.raises(InvalidInputError, match=r"rocdl:<chip> \(e.g. rocdl:gfx942\) or nvvm"):
         compiler.preset_pipeline("spirv:x")
+
+
+def test_one_target_parser(compiler, tile_matmul):
+    # The preset and the compile read a target through one parser, as
+    # fly-tune's --target does: an unknown chip is refused by both, with
+    # LLVM's processor table and the same message (the preset used to
+    # accept it and build a pipeline that fails in the backend).
+    message = "LLVM's AMDGPU backend does not know chip 'gfx9422'; did you mean 'gfx942'"
+    with pytest.raises(InvalidInputError, match=message):
+        compiler.preset_pipeline("rocdl:gfx9422")
+    with pytest.raises(InvalidInputError, match=message):
+        compiler.compile(tile_matmul, pipeline="builtin.module()", target="rocdl:gfx9422")
 
 
 def test_library_rejects_bad_input(rocdl, tile_matmul):

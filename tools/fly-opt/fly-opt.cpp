@@ -80,7 +80,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "fly-opt: error: --fly-jobs was removed: use --jobs\n";
     return 1;
   }
-  fly::setRocmPathFromToolkit(argv[0]);
+  fly::setRocmPathFromToolkit();
 
   auto sweep = fly::OptSweep::create(
       {hintsOpt, hintsFileOpt, outDirOpt, jobsOpt, reuseIsaOpt});

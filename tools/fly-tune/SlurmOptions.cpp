@@ -5,7 +5,9 @@
 #include "fly/Cache/CacheKey.h"
 #include "fly/Executor/SlurmSweep.h"
 #include "fly/Hints/HintSet.h"
+#include "fly/Hints/HintSetSources.h"
 #include "fly/Support/BoundedJSON.h"
+#include "fly/Support/InstallLocation.h"
 #include "fly/Support/SafeFile.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -152,22 +154,22 @@ readSweepEntries(llvm::ArrayRef<std::string> inputs) {
   for (SweepFileEntry &entry : entries) {
     if (!llvm::sys::fs::is_regular_file(entry.input))
       return fail("cannot read the input '" + entry.input + "'");
+    if (!entry.hintsFile && !entry.hints)
+      continue;
+    HintSetSources sources;
     if (entry.hintsFile) {
-      auto hints = readHintSetsFile(*entry.hintsFile);
-      if (!hints)
-        return hints.takeError();
-      entry.hintSets = std::move(*hints);
-    } else if (entry.hints) {
-      std::string text =
+      sources.file = *entry.hintsFile;
+    } else {
+      sources.json =
           llvm::formatv("{0}",
                         llvm::json::Value(llvm::json::Array(*entry.hints)))
               .str();
-      auto hints = parseHintSetsJSON(text);
-      if (!hints)
-        return fail(sweepFileOpt + ": kernel '" + entry.input +
-                    "': " + toString(hints.takeError()));
-      entry.hintSets = std::move(*hints);
+      sources.jsonName = sweepFileOpt + ": kernel '" + entry.input + "'";
     }
+    auto hints = collectHintSets(sources);
+    if (!hints)
+      return hints.takeError();
+    entry.hintSets = std::move(*hints);
   }
   return entries;
 }
@@ -237,8 +239,7 @@ getSlurmExecutorOptions(StringRef cacheDir,
     options.childTool = std::string(absolute);
   } else {
     // This very fly-tune (/proc/self/exe), however it was started.
-    options.childTool = llvm::sys::fs::getMainExecutable(
-        nullptr, reinterpret_cast<void *>(&getSlurmExecutorOptions));
+    options.childTool = getProgramPath();
   }
   llvm::BumpPtrAllocator allocator;
   llvm::StringSaver saver(allocator);

@@ -11,6 +11,7 @@
 
 #include "fly/Executor/SlurmExecutor.h"
 #include "fly/Hints/HintSet.h"
+#include "fly/Tool/TuneDriver.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/CommandLine.h"
@@ -33,15 +34,6 @@ llvm::cl::OptionCategory &getSlurmOptionCategory();
 
 /// Whether --sweep=<file> was given.
 bool slurmSweepFileGiven();
-
-/// One kernel of a sweep: the inputs, then the sweep file's entries.
-struct SweepKernel {
-  std::string input;
-  /// Its folder under the out-dir: the input's stem, made unique.
-  std::string stem;
-  /// Its own hint sets (the sweep file's); none: the command line's.
-  std::optional<std::vector<HintSet>> hintSets;
-};
 
 /// The kernels of `inputs` and --sweep, each input readable and its hints
 /// parsed, before anything compiles.

@@ -9,6 +9,8 @@
 #ifndef FLY_COMPILER_PRESETS_H
 #define FLY_COMPILER_PRESETS_H
 
+#include "fly/Compiler/TargetName.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -16,18 +18,15 @@
 
 namespace fly {
 
-/// A target spelled `<family>:<chip>`, family `rocdl` or `nvvm`.
-struct TargetSpec {
-  std::string family, chip;
-};
+/// The object format a preset compiles to by default: fatbin on ROCDL (its
+/// kernel table carries register counts), bin on NVVM (fly reads registers
+/// from the cubin).
+llvm::StringRef getDefaultObjectFormat(llvm::StringRef family);
 
-/// Parses `rocdl:<chip>` / `nvvm:<sm_XX>`.
-llvm::Expected<TargetSpec> parseTargetSpec(llvm::StringRef target);
-
-/// The lowering preset for plain gpu-dialect input, ending in
-/// `gpu-module-to-binary{format=<format> toolkit=<toolkit>}`. An empty
-/// `format` is fatbin on ROCDL (its kernel table carries register counts) and
-/// bin on NVVM (fly reads registers from the cubin).
+/// The lowering preset for plain gpu-dialect input (buildPresetPipeline,
+/// TargetPresets.h, for kernel-only gpu.modules without targets), ending in
+/// `gpu-module-to-binary{format=<format> toolkit=<toolkit>}`; an empty
+/// `format` is getDefaultObjectFormat's.
 std::string getPresetPipeline(const TargetSpec &target, llvm::StringRef toolkit,
                               llvm::StringRef format = "");
 

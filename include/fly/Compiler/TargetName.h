@@ -11,12 +11,20 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <string>
+
 namespace fly {
 
-/// Checks `target` is rocdl:<an AMDGPU chip LLVM knows, e.g. gfx942> or
+/// A target spelled `<family>:<chip>`, family `rocdl` or `nvvm`.
+struct TargetSpec {
+  std::string family, chip;
+};
+
+/// Parses `target`: rocdl:<an AMDGPU chip LLVM knows, e.g. gfx942> or
 /// nvvm:<sm_NN, optionally with an a/f suffix>; the error says what is
-/// accepted.
-llvm::Error checkTargetName(llvm::StringRef target);
+/// accepted. Every front end (fly-tune, the C API's compile and preset)
+/// reads a target name through this one.
+llvm::Expected<TargetSpec> parseTargetSpec(llvm::StringRef target);
 
 } // namespace fly
 

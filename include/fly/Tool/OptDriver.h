@@ -82,7 +82,7 @@ private:
 /// Where ROCM_PATH is unset, points it at the toolkit fly finds beside the
 /// executable: run as a prefix's bin/mlir-opt, fly-opt gets pipelines
 /// without toolkit=, and upstream ROCDL serialisation reads ROCM_PATH.
-void setRocmPathFromToolkit(const char *argv0);
+void setRocmPathFromToolkit();
 
 /// MlirOptMain on `inputFile`, writing `outputFile` ("-": stdout) only when
 /// it succeeds; a file that cannot be opened is reported as `tool`'s error.

@@ -1,0 +1,31 @@
+//===- InstallLocation.h - Where the running fly code lives -----*- C++ -*-===//
+//
+// fly finds what it ships beside itself (fly-run beside fly-tune, the
+// rocm-toolkit folder, ../bin/fly-tune for child processes) from where its
+// code was loaded: the program, or the shared library (libFlySnapshotCAPI.so,
+// the plugin) that holds it. Every such lookup starts here. LLVM Support
+// only, so fly-run's runtime library uses it too.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_SUPPORT_INSTALLLOCATION_H
+#define FLY_SUPPORT_INSTALLLOCATION_H
+
+#include <string>
+
+namespace fly {
+
+/// The running program's file (/proc/self/exe), however it was started
+/// (a bare name on PATH, a symlink, the wheel's launcher); "" if unknown.
+std::string getProgramPath();
+
+/// The directory of getProgramPath(); "" if unknown.
+std::string getProgramDir();
+
+/// The absolute path of the file that holds the code at `address`: a shared
+/// library it was linked into, else the program. "" if unknown.
+std::string getCodeFilePath(const void *address);
+
+} // namespace fly
+
+#endif // FLY_SUPPORT_INSTALLLOCATION_H
