@@ -10,14 +10,14 @@
 
 #include "fly-c/FlySnapshot.h"
 
+#include "Compiler/SweepReport.h"
+#include "Replay/Manifest.h"
 #include "fly/Compiler/Presets.h"
 #include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
-#include "fly/Compiler/SweepReport.h"
 #include "fly/Compiler/TargetName.h"
 #include "fly/Hints/HintRegistry.h"
 #include "fly/Hints/HintSetSources.h"
-#include "fly/Replay/Manifest.h"
 #include "fly/Support/BoundedJSON.h"
 #include "fly/Support/InstallLocation.h"
 #include "fly/Transforms/Passes.h"

@@ -3,9 +3,9 @@
 #include "fly/Compiler/SplitCompiler.h"
 
 #include "Hints/HintSetLimit.h"
+#include "Hints/TargetChips.h"
 #include "fly/Executor/WorkDir.h"
 #include "fly/Hints/BackendOpts.h"
-#include "fly/Hints/TargetChips.h"
 #include "fly/Pipeline/SplitPipeline.h"
 #include "fly/Pipeline/StageDumper.h"
 #include "fly/Replay/BinaryPass.h"

@@ -1,6 +1,6 @@
 //===- SweepReport.cpp - The manifest header of a split compile -----------===//
 
-#include "fly/Compiler/SweepReport.h"
+#include "Compiler/SweepReport.h"
 
 using namespace llvm;
 

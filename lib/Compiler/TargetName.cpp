@@ -2,7 +2,7 @@
 
 #include "fly/Compiler/TargetName.h"
 
-#include "fly/Hints/TargetChips.h"
+#include "Hints/TargetChips.h"
 
 using namespace llvm;
 

@@ -1,8 +1,8 @@
 //===- ApplyHints.cpp - Write hints onto a gpu.module clone ---------------===//
 
 #include "fly/Hints/ApplyHints.h"
+#include "Hints/TargetChips.h"
 #include "fly/Hints/BackendOpts.h"
-#include "fly/Hints/TargetChips.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

@@ -1,10 +1,10 @@
 //===- HintRegistry.cpp - The one table of hints fly understands ----------===//
 
 #include "fly/Hints/HintRegistry.h"
+#include "Hints/TargetChips.h"
 #include "Support/LLVMCompat.h"
 #include "fly/Hints/ApplyHints.h"
 #include "fly/Hints/HintSet.h"
-#include "fly/Hints/TargetChips.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"

@@ -1,6 +1,6 @@
 //===- TargetChips.cpp - Is this chip one LLVM can compile for? -----------===//
 
-#include "fly/Hints/TargetChips.h"
+#include "Hints/TargetChips.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"

@@ -1,7 +1,7 @@
 //===- Manifest.cpp - Write a sweep's objects and manifest.json -----------===//
 
-#include "fly/Replay/Manifest.h"
-#include "fly/Replay/SweepTable.h"
+#include "Replay/Manifest.h"
+#include "Replay/SweepTable.h"
 #include "fly/Support/ToolHelp.h"
 
 #include "fly/Support/FileName.h"

@@ -1,10 +1,10 @@
 //===- ObjectMetadata.cpp - Read what a #gpu.object reports ---------------===//
 
+#include "Hints/TargetChips.h"
 #include "Replay/AmdgpuMetadata.h"
 #include "Replay/CudaFatbin.h"
 #include "Support/LLVMCompat.h"
 #include "fly/Hints/ApplyHints.h"
-#include "fly/Hints/TargetChips.h"
 #include "fly/Object/CubinInfo.h"
 #include "fly/Replay/VariantResult.h"
 #include "fly/Support/FileName.h"

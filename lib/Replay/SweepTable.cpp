@@ -1,6 +1,6 @@
 //===- SweepTable.cpp - What a sweep's variants use, per kernel -----------===//
 
-#include "fly/Replay/SweepTable.h"
+#include "Replay/SweepTable.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"

@@ -1,6 +1,6 @@
 //===- BestConfig.cpp - Stored winners, per kernel, chip and device -------===//
 
-#include "fly/Runtime/BestConfig.h"
+#include "Runtime/BestConfig.h"
 
 #include "fly/Support/BoundedJSON.h"
 #include "fly/Support/SafeFile.h"

@@ -1,6 +1,6 @@
 //===- Report.cpp - The table, the summary and the JSON of a sweep --------===//
 
-#include "fly/Runtime/Report.h"
+#include "Runtime/Report.h"
 
 #include "Runtime/WorkerProtocol.h"
 

@@ -2,9 +2,9 @@
 
 #include "fly/Runtime/RunDriver.h"
 
-#include "fly/Runtime/BestConfig.h"
-#include "fly/Runtime/Report.h"
-#include "fly/Runtime/Sweep.h"
+#include "Runtime/BestConfig.h"
+#include "Runtime/Report.h"
+#include "Runtime/Sweep.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"

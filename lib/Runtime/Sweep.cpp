@@ -1,6 +1,6 @@
 //===- Sweep.cpp - The supervisor: workers, restarts, the winner ----------===//
 
-#include "fly/Runtime/Sweep.h"
+#include "Runtime/Sweep.h"
 
 #include "Runtime/SweepWorker.h"
 

@@ -9,8 +9,8 @@
 #ifndef FLY_RUNTIME_VERIFICATION_H
 #define FLY_RUNTIME_VERIFICATION_H
 
+#include "Runtime/Sweep.h"
 #include "fly/Runtime/LaunchSpec.h"
-#include "fly/Runtime/Sweep.h"
 
 namespace fly::rt {
 

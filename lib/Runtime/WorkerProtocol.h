@@ -8,7 +8,7 @@
 #ifndef FLY_RUNTIME_WORKERPROTOCOL_H
 #define FLY_RUNTIME_WORKERPROTOCOL_H
 
-#include "fly/Runtime/Sweep.h"
+#include "Runtime/Sweep.h"
 
 #include "llvm/Support/JSON.h"
 

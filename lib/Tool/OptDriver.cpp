@@ -3,10 +3,10 @@
 #include "fly/Tool/OptDriver.h"
 
 #include "Pipeline/BinaryOptsInstrumentation.h"
+#include "Replay/Manifest.h"
 #include "fly/Compiler/Presets.h"
 #include "fly/Hints/HintSetSources.h"
 #include "fly/Pipeline/ReplayInstrumentation.h"
-#include "fly/Replay/Manifest.h"
 #include "fly/Support/InstallLocation.h"
 #include "fly/Support/OutputDirectory.h"
 #include "fly/Support/ToolOptions.h"

@@ -3,7 +3,7 @@
 #ifndef FLY_RUNTIME_REPORT_H
 #define FLY_RUNTIME_REPORT_H
 
-#include "fly/Runtime/Sweep.h"
+#include "Runtime/Sweep.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"

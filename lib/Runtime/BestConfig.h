@@ -10,7 +10,7 @@
 #ifndef FLY_RUNTIME_BESTCONFIG_H
 #define FLY_RUNTIME_BESTCONFIG_H
 
-#include "fly/Runtime/Sweep.h"
+#include "Runtime/Sweep.h"
 
 #include "llvm/Support/JSON.h"
 
