@@ -71,7 +71,8 @@ FLY_CAPI_EXPORTED const char *flyGetVersion(void);
 /** Creates a compiler. `optionsJSON` is NULL (defaults, read from the
  *  environment: FLY_ENABLE_CACHE, FLY_CACHE_DIR, ...) or a JSON object with
  *  any of
- *    "jobs":      variants compiled at once (0 = hardware threads),
+ *    "jobs":      variants compiled at once (0 = hardware threads; at
+ *                 most 65536),
  *    "cache":     true / false,
  *    "cache_dir": the cache directory,
  *    "dump_dir":  numbered per-stage IR dumps ("" = off),
@@ -89,6 +90,7 @@ FLY_CAPI_EXPORTED const char *flyGetVersion(void);
  *                 executor, on ptxas by the in-process ones),
  *    "time_budget": seconds after which no new variant starts; the rest
  *                 fail as skipped (0 = none, the default).
+ *  Seconds are at most 1e9.
  *  Returns a null compiler on bad options; flyGetLastError() says why. */
 FLY_CAPI_EXPORTED FlyCompiler flyCompilerCreate(const char *optionsJSON);
 

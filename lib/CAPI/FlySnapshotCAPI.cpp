@@ -97,6 +97,15 @@ FlyResult failedResult(ResultImpl *r, llvm::StringRef fallback) {
   return nullResult(std::move(message));
 }
 
+/// "variant_timeout" / "time_budget": seconds, at most 1e9 (the timeout is
+/// stored as unsigned seconds; a bigger value would wrap to a short one).
+std::optional<double> getSeconds(const llvm::json::Value &value) {
+  std::optional<double> seconds = value.getAsNumber();
+  if (!seconds || !(*seconds >= 0 && *seconds <= 1e9))
+    return std::nullopt;
+  return seconds;
+}
+
 void registerPassesOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -190,17 +199,17 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
     for (const auto &[key, value] : *obj) {
       if (key == "jobs") {
         std::optional<int64_t> jobs = value.getAsInteger();
-        if (!jobs || *jobs < 0) {
-          lastError = "bad compiler options: \"jobs\" must be a non-negative "
-                      "integer";
+        if (!jobs || *jobs < 0 || *jobs > 65536) {
+          lastError = "bad compiler options: \"jobs\" must be an integer "
+                      "from 0 to 65536";
           return FlyCompiler{nullptr};
         }
         options.jobs = static_cast<unsigned>(*jobs);
       } else if (key == "variant_timeout" || key == "time_budget") {
-        std::optional<double> seconds = value.getAsNumber();
-        if (!seconds || *seconds < 0 || *seconds > 1e9) {
+        std::optional<double> seconds = getSeconds(value);
+        if (!seconds) {
           lastError = "bad compiler options: \"" + key.str() +
-                      "\" must be a non-negative number of seconds";
+                      "\" must be a number of seconds from 0 to 1e9";
           return FlyCompiler{nullptr};
         }
         if (key == "time_budget")
@@ -390,12 +399,11 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
     if (!object)
       return nullResult("bad sweep options: expected a JSON object");
     for (const auto &[key, value] : *object) {
-      std::optional<double> seconds = value.getAsNumber();
-      if ((key != "variant_timeout" && key != "time_budget") || !seconds ||
-          *seconds < 0 || !std::isfinite(*seconds))
+      std::optional<double> seconds = getSeconds(value);
+      if ((key != "variant_timeout" && key != "time_budget") || !seconds)
         return nullResult("bad sweep options: \"" + key.str() +
                           "\" (expected variant_timeout, time_budget: "
-                          "seconds, not negative)");
+                          "seconds from 0 to 1e9)");
       if (key == "variant_timeout")
         options.variantTimeoutSeconds =
             static_cast<unsigned>(std::ceil(*seconds));
