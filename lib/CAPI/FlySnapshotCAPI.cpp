@@ -479,6 +479,8 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
   }
   if (!anyCompiled)
     return failedResult(r, "error: no kernel compiled");
+  // A callback on this thread may have failed a call of its own.
+  lastError.clear();
   return wrap(r);
 }
 
@@ -602,6 +604,8 @@ bool flyGetPresetPipeline(const char *target, const char *toolkit,
   }
   std::string pipeline = fly::getPresetPipeline(*spec, dir);
   callback(pipeline.c_str(), pipeline.size(), userData);
+  // The callback may have failed a call of its own: this one succeeded.
+  lastError.clear();
   return true;
 }
 
