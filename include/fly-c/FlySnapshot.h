@@ -149,7 +149,9 @@ FLY_CAPI_EXPORTED const void *flyVariantGetObject(FlyVariant variant,
  *  flyResultGetVariantJSON returns for it, plus "kernel" (its kernel's name)
  *  and "kernel_index"; it lives until the callback returns. Returning true
  *  cancels the sweep: no further variant or kernel starts (those running
- *  finish and are still reported). */
+ *  finish and are still reported). The callback may call the API, but not
+ *  flyCompilerCompile or flyCompilerSweep on the sweep's own compiler (they
+ *  fail: it is busy with this sweep) nor flyCompilerDestroy of it. */
 typedef bool (*FlyVariantCallback)(FlyVariant variant, const char *variantJSON,
                                    void *userData);
 

@@ -106,6 +106,10 @@ std::optional<double> getSeconds(const llvm::json::Value &value) {
   return seconds;
 }
 
+/// The compiler whose sweep callback runs on this thread: a compile or sweep
+/// on it from there would wait for itself.
+thread_local const void *callbackOf = nullptr;
+
 void registerPassesOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -303,6 +307,10 @@ FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
   CompilerImpl *impl = unwrap(compiler);
   if (!impl)
     return nullResult("null compiler");
+  if (impl == callbackOf)
+    return nullResult("flyCompilerCompile from a sweep callback of the same "
+                      "compiler: it would wait for the sweep (use another "
+                      "compiler)");
   if (!source)
     return nullResult("no source");
   if (sourceSize == 0)
@@ -380,6 +388,10 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
   CompilerImpl *impl = unwrap(compiler);
   if (!impl)
     return nullResult("null compiler");
+  if (impl == callbackOf)
+    return nullResult("flyCompilerSweep from a sweep callback of the same "
+                      "compiler: it would wait for the sweep (use another "
+                      "compiler)");
   if (!kernels || numKernels == 0)
     return nullResult("no kernels: give at least one");
   if (!pipeline || !*pipeline)
@@ -437,7 +449,11 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
     if (!callback || cancelled)
       return;
     std::string text = variantText(variant, fromCache, &names[kernel], kernel);
-    if (callback(FlyVariant{&variant}, text.c_str(), userData))
+    const void *outer = callbackOf;
+    callbackOf = impl;
+    bool cancel = callback(FlyVariant{&variant}, text.c_str(), userData);
+    callbackOf = outer;
+    if (cancel)
       cancelled = true;
   };
   auto *r = new ResultImpl;
