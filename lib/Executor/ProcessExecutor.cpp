@@ -39,16 +39,22 @@ namespace fly {
 
 std::string findChildTool(StringRef name) {
   // ../bin/fly-tune from the file that holds this code: the fly-tune program
-  // itself, or libFlySnapshotCAPI.so / the plugin in <prefix>/lib. For code
-  // in the main program dladdr gives the name it was started by, which may
-  // be a bare name: /proc/self/exe (getMainExecutable) then.
+  // itself, or libFlySnapshotCAPI.so / the plugin in <prefix>/lib. dladdr
+  // gives the name it was loaded by: relative to the working directory for
+  // a library dlopen'ed as "lib/libFlySnapshotCAPI.so"; for code in the main
+  // program, the name it was started by, which may be a bare name found on
+  // PATH: /proc/self/exe (getMainExecutable) then.
   void *self = reinterpret_cast<void *>(
       static_cast<std::string (*)(StringRef)>(&findChildTool));
   std::string holder;
   Dl_info info;
-  if (dladdr(self, &info) && info.dli_fname &&
-      sys::path::is_absolute(info.dli_fname))
-    holder = info.dli_fname;
+  SmallString<256> loaded;
+  if (dladdr(self, &info) && info.dli_fname && *info.dli_fname) {
+    loaded = info.dli_fname;
+    sys::fs::make_absolute(loaded);
+  }
+  if (!loaded.empty() && sys::fs::is_regular_file(loaded))
+    holder = std::string(loaded);
   else
     holder = sys::fs::getMainExecutable(nullptr, self);
   SmallString<256> real;
