@@ -11,12 +11,15 @@
 |* Errors. A call that can fail says so by its return value alone: false, or  *|
 |* a null handle (flyCompilerIsNull, flyResultIsNull). The reason is then     *|
 |* flyGetLastError() on the same thread, which each such call sets (or        *|
-|* clears). Nothing aborts, throws or prints. Accessors (flyResultGet*,       *|
-|* flyVariantGet*) do not fail: an index out of range gives NULL or 0. What a *|
-|* compile produced is data, not an error of the call: a variant that failed  *|
-|* says so in its JSON ("status", "error") and flyResultVariantSucceeded;     *|
-|* the warnings of a compile, and in a sweep the diagnostics of a kernel that *|
-|* failed as a whole, are flyResultGetDiagnostics.                            *|
+|* clears). Nothing aborts or throws, and the library prints nothing (with    *|
+|* the in-process executors, "isolated" and "batch", an LLVM backend may      *|
+|* still write to stderr, as for a fatal error). Accessors (flyResultGet*,    *|
+|* flyVariantGet*) do not fail: an index out of range or a null handle gives  *|
+|* NULL, 0 or false (flyResultGetDiagnostics: ""). What a compile produced is *|
+|* data, not an error of the call: a variant that failed says so in its JSON  *|
+|* ("status", "error") and flyResultVariantSucceeded; the warnings of a       *|
+|* compile, and in a sweep the diagnostics of a kernel that failed as a       *|
+|* whole, are flyResultGetDiagnostics.                                        *|
 |*                                                                            *|
 |* Strings. Arguments are read during the call only. Every string the API     *|
 |* hands out is NUL-terminated, owned by the library and valid until its      *|
