@@ -257,6 +257,22 @@ int main(int argc, char **argv) {
          detail);
   flyResultDestroy(r);
 
+  /* A kernel name that is not UTF-8 still gives valid JSON (U+FFFD), and
+   * writing a result where a file is fails naming why. */
+  FlySweepKernel odd = {"k\xff\"", source, size};
+  r = flyCompilerSweep(compiler, &odd, 1, pipeline, NULL, "rocdl:gfx942", NULL,
+                       NULL, NULL);
+  const char *oddJSON = flyResultGetVariantJSON(r, 0);
+  snprintf(detail, sizeof detail, "json=%.80s", oddJSON ? oddJSON : "(null)");
+  expect("sweep, non-UTF-8 kernel name",
+         oddJSON && strstr(oddJSON, "\"kernel\":\"k\xef\xbf\xbd\\\"\""),
+         detail);
+  bool wroteOnFile = flyResultWrite(r, argv[1]);
+  snprintf(detail, sizeof detail, "ok=%d error=%s", wroteOnFile,
+           flyGetLastError());
+  expect("write onto a file", !wroteOnFile && *flyGetLastError(), detail);
+  flyResultDestroy(r);
+
   /* The compiler is still usable afterwards. */
   r = flyCompilerCompile(compiler, source, size, pipeline, NULL,
                          "rocdl:gfx942");
