@@ -231,8 +231,8 @@ bool flyRtLaunch(FlyRtFunction function, const unsigned grid[3],
   if (!grid || !block)
     return fail("no grid or block dimensions");
   if (numArgs && (!argBuffer || !argOffsets))
-    return fail("no argument buffer or offsets for " +
-                std::to_string(numArgs) + " arguments");
+    return fail("no argument buffer or offsets for " + std::to_string(numArgs) +
+                " arguments");
   std::vector<void *> params(numArgs);
   for (size_t i = 0; i < numArgs; ++i)
     params[i] = const_cast<char *>(static_cast<const char *>(argBuffer) +

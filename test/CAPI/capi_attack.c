@@ -71,8 +71,7 @@ static void *failOnThread(void *arg) {
   for (int i = 0; i < 2000; ++i) {
     bool passed = flyCheckCompileArguments(NULL, t->chip);
     const char *error = flyGetLastError();
-    if (t->expected ? passed || !strstr(error, t->expected)
-                    : !passed || *error)
+    if (t->expected ? passed || !strstr(error, t->expected) : !passed || *error)
       t->ok = 0;
   }
   return NULL;
@@ -129,17 +128,17 @@ int main(int argc, char **argv) {
   char detail[1024];
   snprintf(detail, sizeof detail, "ok=%d calls=%d inside=\"%s\" after=\"%s\"",
            presetOk, nested.calls, nested.seenError, flyGetLastError());
-  expect("preset, failing callback", presetOk && nested.calls == 1 &&
-                                         !*nested.seenError &&
-                                         !*flyGetLastError(),
+  expect("preset, failing callback",
+         presetOk && nested.calls == 1 && !*nested.seenError &&
+             !*flyGetLastError(),
          detail);
 
   /* NULL everywhere. */
   bool nullPreset = flyGetPresetPipeline(NULL, NULL, NULL, NULL);
   snprintf(detail, sizeof detail, "error=%s", flyGetLastError());
   expect("preset, NULL", !nullPreset && *flyGetLastError(), detail);
-  FlyResult r = flyCompilerCompile((FlyCompiler){NULL}, NULL, 0, NULL, NULL,
-                                   NULL);
+  FlyResult r =
+      flyCompilerCompile((FlyCompiler){NULL}, NULL, 0, NULL, NULL, NULL);
   snprintf(detail, sizeof detail, "error=%s", flyGetLastError());
   expect("compile, null compiler",
          flyResultIsNull(r) && !strcmp(flyGetLastError(), "null compiler"),
@@ -247,7 +246,7 @@ int main(int argc, char **argv) {
   struct Reentrant cancel = {compiler, source, pipeline, size, 0, 0, 0, 1, {0}};
   r = flyCompilerSweep(compiler, kernels, 2, pipeline, "[{}, {\"O\": 2}]",
                        "rocdl:gfx942", NULL, reenter, &cancel);
-  snprintf(detail, sizeof detail, "null=%d variants=%zu calls=%d", 
+  snprintf(detail, sizeof detail, "null=%d variants=%zu calls=%d",
            flyResultIsNull(r), flyResultGetNumVariants(r), cancel.calls);
   expect("sweep, cancelled from the callback",
          !flyResultIsNull(r) && cancel.calls == 1 &&
