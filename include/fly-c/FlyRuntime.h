@@ -15,10 +15,11 @@
 |* Conventions, those of fly-c/FlySnapshot.h. Errors: a call that can fail    *|
 |* returns false or a null handle, and flyRtGetLastError() of the same thread *|
 |* says why (each such call sets or clears it); flyRtDeviceOpen's status says *|
-|* besides what was missing. Strings: arguments are read during the call      *|
-|* only; a string handed out is owned by its object, valid until that is      *|
-|* destroyed (flyRtDeviceGetInfoJSON), or is the last error, valid until the  *|
-|* next call on the same thread.                                              *|
+|* besides what was missing. A null handle, or NULL where a call needs a      *|
+|* pointer, is such a failure ("null device"), never a crash. Strings:        *|
+|* arguments are read during the call only; a string handed out is owned by   *|
+|* its object, valid until that is destroyed (flyRtDeviceGetInfoJSON), or is  *|
+|* the last error, valid until the next call on the same thread.              *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -76,7 +77,8 @@ FLY_RT_EXPORTED FlyRtDevice flyRtDeviceOpen(const char *backend, int ordinal,
                                             FlyRtOpenStatus *status);
 FLY_RT_EXPORTED void flyRtDeviceDestroy(FlyRtDevice device);
 /** {"backend", "name", "arch", "total_memory", "runtime_version",
- *  "ordinal"} as JSON; lives as long as the device. */
+ *  "ordinal"} as JSON; lives as long as the device. NULL for a null
+ *  device. */
 FLY_RT_EXPORTED const char *flyRtDeviceGetInfoJSON(FlyRtDevice device);
 /** Waits for all work on the device. */
 FLY_RT_EXPORTED bool flyRtDeviceSynchronize(FlyRtDevice device);

@@ -11,12 +11,15 @@
 |* Errors. A call that can fail says so by its return value alone: false, or  *|
 |* a null handle (flyCompilerIsNull, flyResultIsNull). The reason is then     *|
 |* flyGetLastError() on the same thread, which each such call sets (or        *|
-|* clears). Nothing aborts, throws or prints. Accessors (flyResultGet*,       *|
-|* flyVariantGet*) do not fail: an index out of range gives NULL or 0. What a *|
-|* compile produced is data, not an error of the call: a variant that failed  *|
-|* says so in its JSON ("status", "error") and flyResultVariantSucceeded;     *|
-|* the warnings of a compile, and in a sweep the diagnostics of a kernel that *|
-|* failed as a whole, are flyResultGetDiagnostics.                            *|
+|* clears). Nothing aborts or throws, and the library prints nothing (with    *|
+|* the in-process executors, "isolated" and "batch", an LLVM backend may      *|
+|* still write to stderr, as for a fatal error). Accessors (flyResultGet*,    *|
+|* flyVariantGet*) do not fail: an index out of range or a null handle gives  *|
+|* NULL, 0 or false (flyResultGetDiagnostics: ""). What a compile produced is *|
+|* data, not an error of the call: a variant that failed says so in its JSON  *|
+|* ("status", "error") and flyResultVariantSucceeded; the warnings of a       *|
+|* compile, and in a sweep the diagnostics of a kernel that failed as a       *|
+|* whole, are flyResultGetDiagnostics.                                        *|
 |*                                                                            *|
 |* Strings. Arguments are read during the call only. Every string the API     *|
 |* hands out is NUL-terminated, owned by the library and valid until its      *|
@@ -71,7 +74,8 @@ FLY_CAPI_EXPORTED const char *flyGetVersion(void);
 /** Creates a compiler. `optionsJSON` is NULL (defaults, read from the
  *  environment: FLY_ENABLE_CACHE, FLY_CACHE_DIR, ...) or a JSON object with
  *  any of
- *    "jobs":      variants compiled at once (0 = hardware threads),
+ *    "jobs":      variants compiled at once (0 = hardware threads; at
+ *                 most 65536),
  *    "cache":     true / false,
  *    "cache_dir": the cache directory,
  *    "dump_dir":  numbered per-stage IR dumps ("" = off),
@@ -89,6 +93,7 @@ FLY_CAPI_EXPORTED const char *flyGetVersion(void);
  *                 executor, on ptxas by the in-process ones),
  *    "time_budget": seconds after which no new variant starts; the rest
  *                 fail as skipped (0 = none, the default).
+ *  Seconds are at most 1e9.
  *  Returns a null compiler on bad options; flyGetLastError() says why. */
 FLY_CAPI_EXPORTED FlyCompiler flyCompilerCreate(const char *optionsJSON);
 
@@ -147,7 +152,9 @@ FLY_CAPI_EXPORTED const void *flyVariantGetObject(FlyVariant variant,
  *  flyResultGetVariantJSON returns for it, plus "kernel" (its kernel's name)
  *  and "kernel_index"; it lives until the callback returns. Returning true
  *  cancels the sweep: no further variant or kernel starts (those running
- *  finish and are still reported). */
+ *  finish and are still reported). The callback may call the API, but not
+ *  flyCompilerCompile or flyCompilerSweep on the sweep's own compiler (they
+ *  fail: it is busy with this sweep) nor flyCompilerDestroy of it. */
 typedef bool (*FlyVariantCallback)(FlyVariant variant, const char *variantJSON,
                                    void *userData);
 

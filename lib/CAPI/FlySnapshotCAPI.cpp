@@ -98,6 +98,19 @@ FlyResult failedResult(ResultImpl *r, llvm::StringRef fallback) {
   return nullResult(std::move(message));
 }
 
+/// "variant_timeout" / "time_budget": seconds, at most 1e9 (the timeout is
+/// stored as unsigned seconds; a bigger value would wrap to a short one).
+std::optional<double> getSeconds(const llvm::json::Value &value) {
+  std::optional<double> seconds = value.getAsNumber();
+  if (!seconds || !(*seconds >= 0 && *seconds <= 1e9))
+    return std::nullopt;
+  return seconds;
+}
+
+/// The compiler whose sweep callback runs on this thread: a compile or sweep
+/// on it from there would wait for itself.
+thread_local const void *callbackOf = nullptr;
+
 void registerPassesOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -191,17 +204,17 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
     for (const auto &[key, value] : *obj) {
       if (key == "jobs") {
         std::optional<int64_t> jobs = value.getAsInteger();
-        if (!jobs || *jobs < 0) {
-          lastError = "bad compiler options: \"jobs\" must be a non-negative "
-                      "integer";
+        if (!jobs || *jobs < 0 || *jobs > 65536) {
+          lastError = "bad compiler options: \"jobs\" must be an integer "
+                      "from 0 to 65536";
           return FlyCompiler{nullptr};
         }
         options.jobs = static_cast<unsigned>(*jobs);
       } else if (key == "variant_timeout" || key == "time_budget") {
-        std::optional<double> seconds = value.getAsNumber();
-        if (!seconds || *seconds < 0 || *seconds > 1e9) {
+        std::optional<double> seconds = getSeconds(value);
+        if (!seconds) {
           lastError = "bad compiler options: \"" + key.str() +
-                      "\" must be a non-negative number of seconds";
+                      "\" must be a number of seconds from 0 to 1e9";
           return FlyCompiler{nullptr};
         }
         if (key == "time_budget")
@@ -295,6 +308,10 @@ FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
   CompilerImpl *impl = unwrap(compiler);
   if (!impl)
     return nullResult("null compiler");
+  if (impl == callbackOf)
+    return nullResult("flyCompilerCompile from a sweep callback of the same "
+                      "compiler: it would wait for the sweep (use another "
+                      "compiler)");
   if (!source)
     return nullResult("no source");
   if (sourceSize == 0)
@@ -372,6 +389,10 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
   CompilerImpl *impl = unwrap(compiler);
   if (!impl)
     return nullResult("null compiler");
+  if (impl == callbackOf)
+    return nullResult("flyCompilerSweep from a sweep callback of the same "
+                      "compiler: it would wait for the sweep (use another "
+                      "compiler)");
   if (!kernels || numKernels == 0)
     return nullResult("no kernels: give at least one");
   if (!pipeline || !*pipeline)
@@ -391,12 +412,11 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
     if (!object)
       return nullResult("bad sweep options: expected a JSON object");
     for (const auto &[key, value] : *object) {
-      std::optional<double> seconds = value.getAsNumber();
-      if ((key != "variant_timeout" && key != "time_budget") || !seconds ||
-          *seconds < 0 || !std::isfinite(*seconds))
+      std::optional<double> seconds = getSeconds(value);
+      if ((key != "variant_timeout" && key != "time_budget") || !seconds)
         return nullResult("bad sweep options: \"" + key.str() +
                           "\" (expected variant_timeout, time_budget: "
-                          "seconds, not negative)");
+                          "seconds from 0 to 1e9)");
       if (key == "variant_timeout")
         options.variantTimeoutSeconds =
             static_cast<unsigned>(std::ceil(*seconds));
@@ -430,7 +450,11 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
     if (!callback || cancelled)
       return;
     std::string text = variantText(variant, fromCache, &names[kernel], kernel);
-    if (callback(FlyVariant{&variant}, text.c_str(), userData))
+    const void *outer = callbackOf;
+    callbackOf = impl;
+    bool cancel = callback(FlyVariant{&variant}, text.c_str(), userData);
+    callbackOf = outer;
+    if (cancel)
       cancelled = true;
   };
   auto *r = new ResultImpl;
@@ -472,6 +496,8 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
   }
   if (!anyCompiled)
     return failedResult(r, "error: no kernel compiled");
+  // A callback on this thread may have failed a call of its own.
+  lastError.clear();
   return wrap(r);
 }
 
@@ -592,6 +618,8 @@ bool flyGetPresetPipeline(const char *target, const char *toolkit,
   }
   std::string pipeline = fly::getPresetPipeline(*spec, dir);
   callback(pipeline.c_str(), pipeline.size(), userData);
+  // The callback may have failed a call of its own: this one succeeded.
+  lastError.clear();
   return true;
 }
 

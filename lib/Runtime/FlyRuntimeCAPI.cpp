@@ -157,14 +157,19 @@ FlyRtDevice flyRtDeviceOpen(const char *backendName, int ordinal,
 void flyRtDeviceDestroy(FlyRtDevice device) { delete unwrap(device); }
 
 const char *flyRtDeviceGetInfoJSON(FlyRtDevice device) {
-  return unwrap(device)->infoJSON.c_str();
+  Device *d = unwrap(device);
+  return d ? d->infoJSON.c_str() : nullptr;
 }
 
 bool flyRtDeviceSynchronize(FlyRtDevice device) {
+  if (!unwrap(device))
+    return fail("null device");
   return check(unwrap(device)->backend->synchronize());
 }
 
 FlyRtModule flyRtModuleLoad(FlyRtDevice device, const void *data, size_t size) {
+  if (!unwrap(device))
+    return fail("null device"), FlyRtModule{nullptr};
   if (!data || !size)
     return fail("an empty object"), FlyRtModule{nullptr};
   Backend *backend = unwrap(device)->backend.get();
@@ -186,6 +191,8 @@ void flyRtModuleUnload(FlyRtModule module) {
 
 FlyRtFunction flyRtModuleGetFunction(FlyRtModule module, const char *name) {
   Module *m = unwrap(module);
+  if (!m)
+    return fail("null module"), FlyRtFunction{nullptr};
   FunctionHandle handle = nullptr;
   if (!check(m->backend->getFunction(m->handle, name ? name : "", handle)))
     return {nullptr};
@@ -198,6 +205,8 @@ bool flyRtFunctionGetAttributes(FlyRtFunction function, int *registers,
                                 int64_t *localBytes, int64_t *sharedBytes,
                                 int *maxThreadsPerBlock) {
   Function *f = unwrap(function);
+  if (!f)
+    return fail("null function");
   KernelAttributes a;
   if (!check(f->backend->getAttributes(f->handle, a)))
     return false;
@@ -217,6 +226,13 @@ bool flyRtLaunch(FlyRtFunction function, const unsigned grid[3],
                  const void *argBuffer, const size_t *argOffsets,
                  size_t numArgs) {
   Function *f = unwrap(function);
+  if (!f)
+    return fail("null function");
+  if (!grid || !block)
+    return fail("no grid or block dimensions");
+  if (numArgs && (!argBuffer || !argOffsets))
+    return fail("no argument buffer or offsets for " + std::to_string(numArgs) +
+                " arguments");
   std::vector<void *> params(numArgs);
   for (size_t i = 0; i < numArgs; ++i)
     params[i] = const_cast<char *>(static_cast<const char *>(argBuffer) +
@@ -228,6 +244,10 @@ bool flyRtLaunch(FlyRtFunction function, const unsigned grid[3],
 }
 
 bool flyRtAlloc(FlyRtDevice device, size_t bytes, uint64_t *ptr) {
+  if (!unwrap(device))
+    return fail("null device");
+  if (!ptr)
+    return fail("no pointer to receive the allocation");
   DevicePtr p = 0;
   if (!check(unwrap(device)->backend->allocate(bytes, p)))
     return false;
@@ -236,30 +256,46 @@ bool flyRtAlloc(FlyRtDevice device, size_t bytes, uint64_t *ptr) {
 }
 
 bool flyRtFree(FlyRtDevice device, uint64_t ptr) {
+  if (!unwrap(device))
+    return fail("null device");
   return check(unwrap(device)->backend->deallocate(ptr));
 }
 
 bool flyRtCopyToDevice(FlyRtDevice device, uint64_t dst, const void *src,
                        size_t bytes) {
+  if (!unwrap(device))
+    return fail("null device");
+  if (!src && bytes)
+    return fail("no host source");
   return check(unwrap(device)->backend->copyToDevice(dst, src, bytes));
 }
 
 bool flyRtCopyToHost(FlyRtDevice device, void *dst, uint64_t src,
                      size_t bytes) {
+  if (!unwrap(device))
+    return fail("null device");
+  if (!dst && bytes)
+    return fail("no host destination");
   return check(unwrap(device)->backend->copyToHost(dst, src, bytes));
 }
 
 bool flyRtCopyOnDevice(FlyRtDevice device, uint64_t dst, uint64_t src,
                        size_t bytes) {
+  if (!unwrap(device))
+    return fail("null device");
   return check(unwrap(device)->backend->copyOnDevice(dst, src, bytes));
 }
 
 bool flyRtMemset(FlyRtDevice device, uint64_t dst, uint8_t value, size_t bytes,
                  void *stream) {
+  if (!unwrap(device))
+    return fail("null device");
   return check(unwrap(device)->backend->fill(dst, value, bytes, stream));
 }
 
 FlyRtEvent flyRtEventCreate(FlyRtDevice device) {
+  if (!unwrap(device))
+    return fail("null device"), FlyRtEvent{nullptr};
   Backend *backend = unwrap(device)->backend.get();
   EventHandle handle = nullptr;
   if (!check(backend->createEvent(handle)))
@@ -277,11 +313,17 @@ void flyRtEventDestroy(FlyRtEvent event) {
 
 bool flyRtEventRecord(FlyRtEvent event, void *stream) {
   Event *e = unwrap(event);
+  if (!e)
+    return fail("null event");
   return check(e->backend->recordEvent(e->handle, stream));
 }
 
 bool flyRtEventElapsedMs(FlyRtEvent start, FlyRtEvent stop, float *ms) {
   Event *a = unwrap(start), *b = unwrap(stop);
+  if (!a || !b)
+    return fail("null event");
+  if (!ms)
+    return fail("no pointer to receive the milliseconds");
   return check(a->backend->elapsedMs(a->handle, b->handle, *ms));
 }
 

@@ -22,12 +22,18 @@ std::string getProgramDir() {
 }
 
 std::string getCodeFilePath(const void *address) {
-  // For code in the main program dladdr gives the name it was started by,
-  // which may be a bare name: the program's own path then.
+  // dladdr gives the name the code was loaded by: relative to the working
+  // directory for a library dlopen'ed as "lib/libFlySnapshotCAPI.so"; for
+  // code in the main program, the name it was started by, which may be a
+  // bare name found on PATH: the program's own path then.
   Dl_info info;
-  if (dladdr(address, &info) && info.dli_fname &&
-      sys::path::is_absolute(info.dli_fname))
-    return info.dli_fname;
+  if (dladdr(address, &info) && info.dli_fname && *info.dli_fname) {
+    SmallString<256> loaded(info.dli_fname);
+    if (!sys::path::is_absolute(loaded) && sys::path::has_parent_path(loaded))
+      sys::fs::make_absolute(loaded);
+    if (sys::path::is_absolute(loaded) && sys::fs::is_regular_file(loaded))
+      return std::string(loaded);
+  }
   return getProgramPath();
 }
 

@@ -464,20 +464,30 @@ class Compiler(_OwnedHandle):
             raise InvalidInputError("kernels is empty")
         sources = []
         for name, source in named:
-            if isinstance(source, str):
-                sources.append((name.encode(), source.encode()))
-            elif isinstance(source, (bytes, bytearray, memoryview)) and len(source):
-                sources.append((name.encode(), bytes(source)))
-            else:
+            # The library reads a name up to its first NUL, and names an
+            # empty one itself ("<kernel 0>").
+            if not name or "\0" in name:
+                raise InvalidInputError("kernel name %r must be non-empty and without NUL"
+                                        % name)
+            try:
+                encoded = name.encode()
+                data = source.encode() if isinstance(source, str) else None
+            except UnicodeEncodeError as e:
+                raise InvalidInputError("kernel %r: %s" % (name, e)) from e
+            if isinstance(source, (bytes, bytearray, memoryview)):
+                data = bytes(source)
+            if not data:
                 raise InvalidInputError("kernel %r: source must be non-empty str or bytes"
                                         % name)
+            sources.append((encoded, data))
         options: Dict[str, Any] = {}
         for key, value in (("variant_timeout", variant_timeout),
                            ("time_budget", time_budget)):
             if value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise InvalidInputError("%s must be a non-negative number of seconds, "
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                    not 0 <= value <= 1e9:
+                raise InvalidInputError("%s must be a number of seconds from 0 to 1e9, "
                                         "got %r" % (key, value))
             options[key] = value
         hints_json, pipeline = self._check_call(target, pipeline, hint_sets)

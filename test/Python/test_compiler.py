@@ -297,3 +297,46 @@ def test_c_api_host_survives_deeply_nested_json():
         assert b"nested deeper than the 256 levels" in lib.flyGetLastError()
     finally:
         lib.flyCompilerDestroy(compiler)
+
+
+_RELATIVE_LOAD = r"""
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+for name, res in (("flyCompilerCreate", ctypes.c_void_p), ("flyGetLastError", ctypes.c_char_p),
+                  ("flyCompilerCompile", ctypes.c_void_p)):
+    getattr(lib, name).restype = res
+lib.flyCompilerCompile.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                                   ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]
+lib.flyResultVariantSucceeded.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+lib.flyResultVariantSucceeded.restype = ctypes.c_bool
+lib.flyResultGetVariantJSON.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+lib.flyResultGetVariantJSON.restype = ctypes.c_char_p
+lib.flyResultDestroy.argtypes = [ctypes.c_void_p]
+lib.flyCompilerDestroy.argtypes = [ctypes.c_void_p]
+compiler = lib.flyCompilerCreate(b'{"cache": false}')
+source = open(sys.argv[2], "rb").read()
+result = lib.flyCompilerCompile(compiler, source, len(source), sys.argv[3].encode(), None,
+                                b"rocdl:gfx942")
+if not result:
+    print("null:", lib.flyGetLastError().decode())
+else:
+    print("ok" if lib.flyResultVariantSucceeded(result, 0) else
+          lib.flyResultGetVariantJSON(result, 0).decode())
+    lib.flyResultDestroy(result)
+lib.flyCompilerDestroy(compiler)
+"""
+
+
+def test_process_executor_when_loaded_by_a_relative_path(rocdl, tile_matmul, tmp_path):
+    # dlopen("lib/libFlySnapshotCAPI.so") from the prefix: the library still
+    # finds ../bin/fly-tune for its default executor (not the interpreter's).
+    library = fly_snapshot.library_path()
+    source = tmp_path / "kernel.mlir"
+    source.write_text(tile_matmul)
+    run = subprocess.run(
+        [sys.executable, "-c", _RELATIVE_LOAD,
+         os.path.join(library.parent.name, library.name), str(source),
+         rocdl.preset_pipeline("rocdl:gfx942")],
+        cwd=library.parent.parent, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "ok"

@@ -5,6 +5,7 @@ import os
 import re
 import struct
 import subprocess
+import sys
 
 import pytest
 
@@ -236,3 +237,64 @@ def test_real_gpu_scale(nvvm, monkeypatch):
     assert y.tolist() == [2 * i * 0.5 + 1 for i in range(1000)]
     t = runtime.do_bench(lambda: launch_scale(k, {}, x, y), device=device)
     assert t.median > 0
+
+
+# Every handle null, and NULL where a pointer is needed: each call fails with
+# the reason in flyRtGetLastError(), none crashes (run in a child, so a crash
+# is a failed test and not a dead pytest).
+_NULL_HANDLE_CALLS = r"""
+import ctypes, sys
+from fly_snapshot import runtime
+lib = runtime.lib()
+lib.flyRtLaunch.argtypes = None
+lib.flyRtAlloc.argtypes = None
+lib.flyRtEventElapsedMs.argtypes = None
+null = runtime._Handle()
+device = lib.flyRtDeviceOpen(b"cuda", 0, None)
+assert device.ptr, lib.flyRtGetLastError()
+def expect(what, ok):
+    print("%s: ok=%d error=%s" % (what, ok, lib.flyRtGetLastError().decode()))
+    sys.stdout.flush()
+print("info: %r" % lib.flyRtDeviceGetInfoJSON(null))
+expect("synchronize", lib.flyRtDeviceSynchronize(null))
+expect("load", bool(lib.flyRtModuleLoad(null, b"x", 1).ptr))
+expect("function", bool(lib.flyRtModuleGetFunction(null, b"k").ptr))
+expect("attributes", lib.flyRtFunctionGetAttributes(null, None, None, None, None))
+grid = (ctypes.c_uint * 3)(1, 1, 1)
+expect("launch", lib.flyRtLaunch(null, grid, grid, ctypes.c_uint(0), None, None, None,
+                                 ctypes.c_size_t(0)))
+expect("alloc", lib.flyRtAlloc(null, ctypes.c_size_t(16), None))
+expect("alloc into NULL", lib.flyRtAlloc(device, ctypes.c_size_t(16), None))
+expect("free", lib.flyRtFree(null, 0))
+expect("to device", lib.flyRtCopyToDevice(null, 0, b"x", 1))
+expect("to host", lib.flyRtCopyToHost(device, None, 0, 1))
+expect("on device", lib.flyRtCopyOnDevice(null, 0, 0, 1))
+expect("memset", lib.flyRtMemset(null, 0, 0, 1, None))
+expect("event", bool(lib.flyRtEventCreate(null).ptr))
+expect("record", lib.flyRtEventRecord(null, None))
+event = lib.flyRtEventCreate(device)
+expect("elapsed", lib.flyRtEventElapsedMs(null, null, None))
+expect("elapsed into NULL", lib.flyRtEventElapsedMs(event, event, None))
+lib.flyRtEventDestroy(event)
+lib.flyRtModuleUnload(null)
+lib.flyRtEventDestroy(null)
+lib.flyRtDeviceDestroy(null)
+lib.flyRtDeviceDestroy(device)
+print("alive")
+"""
+
+
+def test_null_handles_fail_without_crashing(fake_device):
+    run = subprocess.run([sys.executable, "-c", _NULL_HANDLE_CALLS], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == "info: None"
+    assert lines[-1] == "alive"
+    results = lines[1:-1]
+    assert len(results) == 16, lines
+    for line in results:
+        assert re.match(r"[a-z A-Z]+: ok=0 error=\S", line), line
+    assert "synchronize: ok=0 error=null device" in results
+    assert "alloc into NULL: ok=0 error=no pointer to receive the allocation" in results
+    assert "elapsed into NULL: ok=0 error=no pointer to receive the milliseconds" in results

@@ -92,3 +92,57 @@ def test_sweep_errors(rocdl, tile_matmul):
     assert got == ["good"]
     assert info.value.kernels == ["bad"]
     assert "bad" in str(info.value)
+
+
+def test_sweep_rejects_what_the_library_cannot_carry(rocdl, tile_matmul):
+    # An empty name or one with a NUL would come back under another name,
+    # and the kernel reported as failed though it compiled.
+    for name in ("", "a\0b"):
+        with pytest.raises(InvalidInputError, match="must be non-empty and without NUL"):
+            rocdl.compile_many({name: tile_matmul})
+    with pytest.raises(InvalidInputError, match="kernel 'x'"):
+        rocdl.compile_many({"x": "\udc80"})
+    with pytest.raises(InvalidInputError, match="source must be non-empty"):
+        rocdl.compile_many({"x": ""})
+    # Seconds the library cannot hold (it would wrap them), and NaN.
+    for seconds in (4294967297, 1e10, float("nan"), float("inf")):
+        with pytest.raises(InvalidInputError, match="from 0 to 1e9"):
+            rocdl.compile_many([tile_matmul], variant_timeout=seconds)
+    # The library's own message reaches the exception.
+    with pytest.raises(InvalidInputError, match="from 0 to 65536"):
+        fly_snapshot.Compiler(jobs=70000)
+
+
+def test_every_sweep_result_is_destroyed(rocdl, tile_matmul, monkeypatch):
+    """Whatever raises (the loop, the callback's hook), the handle the
+    library returned is destroyed, once."""
+    lib = rocdl._lib
+    created, destroyed = [], []
+    sweep, destroy = lib.flyCompilerSweep, lib.flyResultDestroy
+
+    def counting_sweep(*args):
+        handle = sweep(*args)
+        if handle.ptr:
+            created.append(handle.ptr)
+        return handle
+
+    def counting_destroy(handle):
+        destroyed.append(handle.ptr)
+        destroy(handle)
+
+    monkeypatch.setattr(lib, "flyCompilerSweep", counting_sweep)
+    monkeypatch.setattr(lib, "flyResultDestroy", counting_destroy)
+    with pytest.raises(KeyError):
+        for _ in rocdl.sweep([tile_matmul], {"waves_per_eu": [1, 2]}):
+            raise KeyError("the user's loop")
+
+    def hook(entry):
+        raise ValueError("the user's hook")
+
+    rocdl._sweep_hook = hook
+    try:
+        with pytest.raises(ValueError, match="the user's hook"):
+            list(rocdl.sweep([tile_matmul], {"waves_per_eu": [1, 2]}))
+    finally:
+        rocdl._sweep_hook = None
+    assert len(created) == 2 and sorted(destroyed) == sorted(created)
