@@ -298,9 +298,13 @@ buildJob(StringRef input, std::vector<fly::HintSet> hintSets,
     job.source = (*buffer)->getBuffer().str();
     job.sourceName = input.str();
   }
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(job.source, job.sourceName),
-      llvm::SMLoc());
+  // Diagnostics in a file read it again themselves (SourceMgrDiagnostic-
+  // Handler loads a location's file on demand): a second copy of a big input
+  // is not held for the whole sweep.
+  if (input.empty())
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(job.source, job.sourceName),
+        llvm::SMLoc());
 
   presetNote = "--pipeline";
   if (!pipelineOpt.empty()) {
