@@ -4,11 +4,17 @@
 // and writing it holds one variant's entry at a time: the heap's high-water
 // mark while writing 16 variants is that of writing one, not 16 times it.
 // The heap is measured by counting what operator new hands out (this file
-// replaces it for the test binary).
+// replaces it for the test binary). A variant holds its gpu.binary ops as
+// attributes only: their text is printed into `<id>.mlir`, not kept.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fly/Replay/Manifest.h"
+#include "fly/Compiler/Registration.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -233,6 +239,37 @@ TEST_F(ManifestTest, WritingHoldsOneVariantsManifestEntryAtATime) {
   // one variant's.
   EXPECT_LT(forMany, 2 * forOne)
       << "one variant: " << forOne << " bytes, 16 variants: " << forMany;
+}
+
+TEST_F(ManifestTest, VariantTextIsPrintedIntoItsFileNotHeld) {
+  mlir::DialectRegistry registry;
+  registerCompilerDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<
+      mlir::ModuleOp>(
+      R"mlir(gpu.binary @kernels [#gpu.object<#rocdl.target<chip = "gfx942">,
+    bin = "\7FELF object bytes">])mlir",
+      &context);
+  ASSERT_TRUE(module);
+  VariantResult variant = makeVariant(0, 1);
+  variant.binaryIR.clear();
+  recordBinaries(variant, *module);
+  ASSERT_EQ(variant.binaries.size(), 1u);
+  EXPECT_TRUE(variant.binaryIR.empty());
+  std::string printed = printBinaryIR(variant);
+  EXPECT_NE(printed.find("gpu.binary @kernels"), std::string::npos) << printed;
+
+  SweepHeader header;
+  header.tool = "fly-test";
+  ASSERT_FALSE(writeSweepOutputs(path("out"), {variant}, header));
+  auto file = llvm::MemoryBuffer::getFile(path("out/" + variant.id + ".mlir"));
+  ASSERT_TRUE(file);
+  EXPECT_EQ((*file)->getBuffer().str(), printed);
+
+  // What outlives the context keeps the same text.
+  keepBinaryIR(variant);
+  EXPECT_EQ(variant.binaryIR, printed);
 }
 
 } // namespace

@@ -324,6 +324,9 @@ FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
     appendLine(r->error, "warning: " + w);
   r->header = fly::getSweepHeader("fly-capi", job, *result);
   r->variants = std::move(result->variants);
+  // A result may outlive the compiler and its context.
+  for (fly::VariantResult &variant : r->variants)
+    fly::keepBinaryIR(variant);
   for (size_t i = 0, e = r->variants.size(); i != e; ++i) {
     llvm::json::Object json = fly::variantToJSON(r->variants[i], {});
     if (i < result->variantFromCache.size())
@@ -455,6 +458,8 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
           i < result->variantFromCache.size() && result->variantFromCache[i];
       r->variantJSON.push_back(variantText(variant, fromCache, &names[k], k));
       r->kernelOf.push_back(k);
+      // A result may outlive the compiler and its context.
+      fly::keepBinaryIR(variant);
       r->variants.push_back(std::move(variant));
     }
   }

@@ -172,8 +172,12 @@ Error writeSweepOutputs(
       names.push_back(std::move(name));
       return Error::success();
     };
-    if (Error err = write(result.id + ".mlir", result.binaryIR))
+    // Printed straight into the file: no variant's text is held.
+    std::string mlirName = result.id + ".mlir";
+    if (Error err = (*dir)->writePrinted(
+            mlirName, [&](raw_ostream &os) { printBinaryIR(os, result); }))
       return err;
+    names.push_back(std::move(mlirName));
     // getObjectFileName sanitizes module names (any symbol, "/../x"
     // included) and chips.
     for (const VariantObject &object : result.objects)

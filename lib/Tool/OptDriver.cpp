@@ -120,6 +120,8 @@ LogicalResult OptSweep::setupPassManager(PassManager &pm) {
   pm.addInstrumentation(std::make_unique<ReplayInstrumentation>(
       hintSets,
       [this](VariantResult variant) {
+        // Written after MlirOptMain, once its context is gone.
+        keepBinaryIR(variant);
         std::lock_guard<std::mutex> lock(variantsMutex);
         variants.push_back(std::move(variant));
       },

@@ -239,7 +239,8 @@ void FlySnapshotPass::runOnOperation() {
   if (dumper)
     for (const fly::VariantResult &result : *results)
       if (result.succeeded())
-        dumper->write(result.id + "_gpu-module-to-binary", result.binaryIR);
+        dumper->write(result.id + "_gpu-module-to-binary",
+                      fly::printBinaryIR(result));
   if (!outDir.empty()) {
     fly::SweepHeader header;
     header.tool = "fly-snapshot";
