@@ -11,13 +11,13 @@
 #include "fly-c/FlySnapshot.h"
 
 #include "Compiler/SweepReport.h"
-#include "Replay/Manifest.h"
 #include "fly/Compiler/Presets.h"
 #include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
 #include "fly/Compiler/TargetName.h"
 #include "fly/Hints/HintRegistry.h"
 #include "fly/Hints/HintSetSources.h"
+#include "fly/Replay/Manifest.h"
 #include "fly/Support/BoundedJSON.h"
 #include "fly/Support/InstallLocation.h"
 #include "fly/Transforms/Passes.h"
@@ -350,6 +350,9 @@ FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
     appendLine(r->diagnostics, "warning: " + w);
   r->header = fly::getSweepHeader("fly-capi", job, *result);
   r->variants = std::move(result->variants);
+  // A result may outlive the compiler and its context.
+  for (fly::VariantResult &variant : r->variants)
+    fly::keepBinaryIR(variant);
   for (size_t i = 0, e = r->variants.size(); i != e; ++i) {
     llvm::json::Object json = fly::variantToJSON(r->variants[i], {});
     if (i < result->variantFromCache.size())
@@ -491,6 +494,8 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
           i < result->variantFromCache.size() && result->variantFromCache[i];
       r->variantJSON.push_back(variantText(variant, fromCache, &names[k], k));
       r->kernelOf.push_back(k);
+      // A result may outlive the compiler and its context.
+      fly::keepBinaryIR(variant);
       r->variants.push_back(std::move(variant));
     }
   }

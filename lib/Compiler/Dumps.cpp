@@ -18,7 +18,7 @@ void SplitCompiler::dumpVariants(const CompileResult &result) {
   for (const VariantResult &variant : result.variants) {
     if (!variant.succeeded())
       continue;
-    dumper->write(variant.id + "_gpu-module-to-binary", variant.binaryIR);
+    dumper->write(variant.id + "_gpu-module-to-binary", printBinaryIR(variant));
     // LLVM IR and ISA as the variant's own replay handed them over
     // (fly-module-to-binary; Backend/ModuleToBinary.h says which formats
     // give which).

@@ -10,7 +10,7 @@
 
 #include "fly/Compiler/SplitCompiler.h"
 
-#include "Replay/Manifest.h"
+#include "fly/Replay/Manifest.h"
 
 namespace fly {
 

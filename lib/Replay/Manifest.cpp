@@ -1,6 +1,6 @@
 //===- Manifest.cpp - Write a sweep's objects and manifest.json -----------===//
 
-#include "Replay/Manifest.h"
+#include "fly/Replay/Manifest.h"
 #include "Replay/SweepTable.h"
 #include "fly/Support/ToolHelp.h"
 
@@ -127,6 +127,30 @@ json::Object variantToJSON(const VariantResult &result,
   return entry;
 }
 
+/// manifest.json as formatv("{0:2}") prints the whole object (its keys
+/// sorted), with `variants` printed one entry at a time: the manifest of a
+/// big sweep is never a tree in memory as a whole, only one variant's.
+static void printManifest(raw_ostream &os, json::Object fields,
+                          ArrayRef<VariantResult> results,
+                          ArrayRef<std::vector<std::string>> files) {
+  // A placeholder, so that the variants come where json::Value puts them.
+  fields["variants"] = nullptr;
+  json::OStream out(os, /*IndentSize=*/2);
+  out.object([&] {
+    for (const json::Object::value_type *field : json::sortedElements(fields)) {
+      if (field->first != "variants") {
+        out.attribute(field->first, field->second);
+        continue;
+      }
+      out.attributeArray("variants", [&] {
+        for (auto [result, names] : llvm::zip_equal(results, files))
+          out.value(variantToJSON(result, names));
+      });
+    }
+  });
+  os << '\n';
+}
+
 Error writeSweepOutputs(
     StringRef outDir, ArrayRef<VariantResult> results,
     const SweepHeader &header,
@@ -138,29 +162,30 @@ Error writeSweepOutputs(
       OutputDirectory::create(outDir);
   if (!dir)
     return dir.takeError();
-  json::Array variants;
-  for (const VariantResult &result : results) {
-    std::vector<std::string> files;
-    if (result.succeeded()) {
-      auto write = [&](std::string name, StringRef contents) -> Error {
-        if (Error err = (*dir)->write(name, contents))
-          return err;
-        files.push_back(std::move(name));
-        return Error::success();
-      };
-      if (Error err = write(result.id + ".mlir", result.binaryIR))
+  std::vector<std::vector<std::string>> files(results.size());
+  for (auto [result, names] : llvm::zip_equal(results, files)) {
+    if (!result.succeeded())
+      continue;
+    auto write = [&](std::string name, StringRef contents) -> Error {
+      if (Error err = (*dir)->write(name, contents))
         return err;
-      // getObjectFileName sanitizes module names (any symbol, "/../x"
-      // included) and chips.
-      for (const VariantObject &object : result.objects)
-        if (Error err =
-                write(getObjectFileName(result.id, object, result.objects),
-                      object.bytes))
-          return err;
-    }
-    variants.push_back(variantToJSON(result, files));
+      names.push_back(std::move(name));
+      return Error::success();
+    };
+    // Printed straight into the file: no variant's text is held.
+    std::string mlirName = result.id + ".mlir";
+    if (Error err = (*dir)->writePrinted(
+            mlirName, [&](raw_ostream &os) { printBinaryIR(os, result); }))
+      return err;
+    names.push_back(std::move(mlirName));
+    // getObjectFileName sanitizes module names (any symbol, "/../x"
+    // included) and chips.
+    for (const VariantObject &object : result.objects)
+      if (Error err =
+              write(getObjectFileName(result.id, object, result.objects),
+                    object.bytes))
+        return err;
   }
-  sweep["variants"] = std::move(variants);
   json::Array best;
   for (const BestRow &row :
        findBestRows(results, header.bestAllowsNumericsChanges))
@@ -173,10 +198,9 @@ Error writeSweepOutputs(
   for (const auto &[name, contents] : extraFiles)
     if (Error err = (*dir)->write(name, contents))
       return err;
-  std::string text;
-  raw_string_ostream os(text);
-  os << formatv("{0:2}", json::Value(std::move(sweep))) << '\n';
-  if (Error err = (*dir)->write("manifest.json", text))
+  if (Error err = (*dir)->writePrinted("manifest.json", [&](raw_ostream &os) {
+        printManifest(os, std::move(sweep), results, files);
+      }))
     return err;
   return (*dir)->commit();
 }

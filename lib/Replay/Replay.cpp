@@ -68,6 +68,11 @@ struct ReplayStage {
                      unsigned batch, std::vector<TargetIntermediates> seen)>
       done;
   std::function<void(unsigned index, const std::string &error)> fail;
+  /// The pipeline reads only the gpu.modules' attributes and their kernels'
+  /// signatures and attributes (fly-assemble-isa, the ISA attached): the
+  /// variant is built without the function bodies, not as a second copy of
+  /// the whole module per variant in flight.
+  bool kernelSignaturesOnly = false;
 };
 
 /// Compiles batches of variants for one stage.
@@ -236,6 +241,23 @@ void releaseErrorCapturesAfterCrash() {
   ErrorCapture::live().clear();
 }
 
+/// `gpuModule` with its kernels alone, as declarations, at `b`'s insertion
+/// point (ReplayStage::kernelSignaturesOnly).
+static gpu::GPUModuleOp cloneKernelSignatures(OpBuilder &b,
+                                              gpu::GPUModuleOp gpuModule) {
+  auto clone =
+      cast<gpu::GPUModuleOp>(b.insert(gpuModule->cloneWithoutRegions()));
+  Block *body = &clone.getBodyRegion().emplaceBlock();
+  for (LLVM::LLVMFuncOp kernel : getKernels(gpuModule)) {
+    auto declaration = cast<LLVM::LLVMFuncOp>(kernel->cloneWithoutRegions());
+    // A declaration must be external; the object's kernel table takes only
+    // the name, type and argument attributes.
+    declaration.setLinkage(LLVM::Linkage::External);
+    body->push_back(declaration);
+  }
+  return clone;
+}
+
 ModuleOp BatchCompiler::buildVariant(OpBuilder &b, unsigned index,
                                      const ReplayStage &stage) {
   const PlanEntry &entry = entryOf(index);
@@ -249,7 +271,9 @@ ModuleOp BatchCompiler::buildVariant(OpBuilder &b, unsigned index,
     return nullptr;
   };
   for (gpu::GPUModuleOp gpuModule : gpuModules) {
-    auto clone = cast<gpu::GPUModuleOp>(b.clone(*gpuModule));
+    auto clone = stage.kernelSignaturesOnly
+                     ? cloneKernelSignatures(b, gpuModule)
+                     : cast<gpu::GPUModuleOp>(b.clone(*gpuModule));
     applyVerifiedHints(clone, hintSets[index]);
   }
   // Replays run on a verified copy: a hint such as func.<attr> can make
@@ -611,6 +635,7 @@ static LogicalResult replay(ModuleOp source, const ReplayPlan &plan,
     OpPassManager assembler = buildAssemblePipeline(
         withExtraOpts(plan.binaryPass, extraOpts), plan.variantTimeoutSeconds);
     ReplayStage finish = compiler.recordingStage(assembler);
+    finish.kernelSignaturesOnly = true;
     finish.prepare = [&](unsigned k, ModuleOp variant) {
       return attachSharedIsa(variant, isaOf[k]);
     };

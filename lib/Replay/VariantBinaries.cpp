@@ -28,22 +28,45 @@ gpu::BinaryOp createBinaryOp(OpBuilder &builder, Location loc,
       builder, loc, binary.name, binary.offloadingHandler, binary.objects);
 }
 
-std::string printBinaries(llvm::ArrayRef<VariantBinary> binaries) {
+void printBinaries(llvm::raw_ostream &os,
+                   llvm::ArrayRef<VariantBinary> binaries) {
   if (binaries.empty())
-    return "";
+    return;
   // Printed inside a module, as the replay's ops print inside theirs.
   MLIRContext *context = binaries.front().objects.getContext();
   Location unknown = UnknownLoc::get(context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(unknown);
   OpBuilder builder = OpBuilder::atBlockEnd(module->getBody());
-  std::string text;
-  llvm::raw_string_ostream os(text);
   for (const VariantBinary &binary : binaries) {
     Location loc = binary.loc ? Location(binary.loc) : unknown;
     createBinaryOp(builder, loc, binary)->print(os);
     os << '\n';
   }
+}
+
+std::string printBinaries(llvm::ArrayRef<VariantBinary> binaries) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printBinaries(os, binaries);
   return text;
+}
+
+void printBinaryIR(llvm::raw_ostream &os, const VariantResult &result) {
+  if (!result.binaryIR.empty())
+    os << result.binaryIR;
+  else
+    printBinaries(os, result.binaries);
+}
+
+std::string printBinaryIR(const VariantResult &result) {
+  if (!result.binaryIR.empty())
+    return result.binaryIR;
+  return printBinaries(result.binaries);
+}
+
+void keepBinaryIR(VariantResult &result) {
+  if (result.binaryIR.empty())
+    result.binaryIR = printBinaries(result.binaries);
 }
 
 uint64_t hashObjects(llvm::ArrayRef<VariantObject> objects) {
@@ -56,7 +79,6 @@ uint64_t hashObjects(llvm::ArrayRef<VariantObject> objects) {
 
 void setBinaries(VariantResult &result, std::vector<VariantBinary> binaries) {
   result.binaries = std::move(binaries);
-  result.binaryIR = printBinaries(result.binaries);
   result.objects = collectObjects(result.binaries);
   result.objectHash = hashObjects(result.objects);
 }

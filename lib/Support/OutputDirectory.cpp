@@ -352,6 +352,11 @@ void OutputDirectory::removeStaging() {
 }
 
 Error OutputDirectory::write(StringRef name, StringRef contents) {
+  return writePrinted(name, [&](raw_ostream &os) { os << contents; });
+}
+
+Error OutputDirectory::writePrinted(StringRef name,
+                                    function_ref<void(raw_ostream &)> print) {
   if (!isPlainFileName(name) || name == kRecordName ||
       name == kStagingMarkerName)
     return fail("refusing to write '" + name + "' in out-dir '" + path +
@@ -378,7 +383,7 @@ Error OutputDirectory::write(StringRef name, StringRef contents) {
           full, fd, sys::fs::CD_CreateNew, sys::fs::OF_None))
     return fail("cannot write '" + full + "': " + ec.message());
   raw_fd_ostream os(fd, /*shouldClose=*/true);
-  os << contents;
+  print(os);
   os.close();
   if (os.has_error()) {
     std::error_code ec = os.error();

@@ -3,10 +3,10 @@
 #include "fly/Tool/OptDriver.h"
 
 #include "Pipeline/BinaryOptsInstrumentation.h"
-#include "Replay/Manifest.h"
 #include "fly/Compiler/Presets.h"
 #include "fly/Hints/HintSetSources.h"
 #include "fly/Pipeline/ReplayInstrumentation.h"
+#include "fly/Replay/Manifest.h"
 #include "fly/Support/InstallLocation.h"
 #include "fly/Support/OutputDirectory.h"
 #include "fly/Support/ToolOptions.h"
@@ -121,6 +121,8 @@ LogicalResult OptSweep::setupPassManager(PassManager &pm) {
   pm.addInstrumentation(std::make_unique<ReplayInstrumentation>(
       hintSets,
       [this](VariantResult variant) {
+        // Written after MlirOptMain, once its context is gone.
+        keepBinaryIR(variant);
         std::lock_guard<std::mutex> lock(variantsMutex);
         variants.push_back(std::move(variant));
       },

@@ -3,7 +3,6 @@
 #include "fly/Tool/TuneDriver.h"
 
 #include "Compiler/SweepReport.h"
-#include "Replay/Manifest.h"
 #include "Replay/SweepTable.h"
 #include "fly/Compiler/Presets.h"
 #include "fly/Compiler/Registration.h"
@@ -14,6 +13,7 @@
 #include "fly/Hints/HintRegistry.h"
 #include "fly/Hints/HintSetSources.h"
 #include "fly/Pipeline/TargetPresets.h"
+#include "fly/Replay/Manifest.h"
 #include "fly/Support/OutputDirectory.h"
 #include "fly/Support/SafeFile.h"
 #include "fly/Support/ToolOptions.h"
@@ -229,9 +229,13 @@ std::optional<CompileJob> TuneRun::buildJob(const SweepKernel &kernel,
     job.source = (*buffer)->getBuffer().str();
     job.sourceName = input.str();
   }
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(job.source, job.sourceName),
-      llvm::SMLoc());
+  // Diagnostics in a file read it again themselves (SourceMgrDiagnostic-
+  // Handler loads a location's file on demand): a second copy of a big input
+  // is not held for the whole sweep.
+  if (input.empty())
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(job.source, job.sourceName),
+        llvm::SMLoc());
 
   presetNote = "--pipeline";
   if (!options.pipeline.empty()) {

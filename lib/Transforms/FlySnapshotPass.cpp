@@ -3,13 +3,13 @@
 #include "fly/Transforms/Passes.h"
 
 #include "Hints/HintSetLimit.h"
-#include "Replay/Manifest.h"
 #include "fly/Executor/Executor.h"
 #include "fly/Hints/BackendOpts.h"
 #include "fly/Hints/HintSet.h"
 #include "fly/Hints/HintSetSources.h"
 #include "fly/Pipeline/StageDumper.h"
 #include "fly/Replay/BinaryPass.h"
+#include "fly/Replay/Manifest.h"
 #include "fly/Replay/Replay.h"
 #include "fly/Snapshot/Snapshot.h"
 #include "fly/Support/OutputDirectory.h"
@@ -235,7 +235,8 @@ void FlySnapshotPass::runOnOperation() {
   if (dumper)
     for (const fly::VariantResult &result : *results)
       if (result.succeeded())
-        dumper->write(result.id + "_gpu-module-to-binary", result.binaryIR);
+        dumper->write(result.id + "_gpu-module-to-binary",
+                      fly::printBinaryIR(result));
   if (!outDir.empty()) {
     fly::SweepHeader header;
     header.tool = "fly-snapshot";

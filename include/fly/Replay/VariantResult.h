@@ -84,9 +84,11 @@ struct VariantResult {
   std::string binaryPass;
   /// The gpu.binary ops the replay produced, typed.
   std::vector<VariantBinary> binaries;
-  /// The same ops printed (the `.mlir` file), rendered by setBinaries: plain
-  /// text, usable after the context is gone (fly-opt's MlirOptMain, C API
-  /// results). Nothing parses it.
+  /// The same ops printed (the `.mlir` file), for a caller that keeps the
+  /// result after the context is gone (fly-opt's MlirOptMain, C API
+  /// results): keepBinaryIR renders it. Empty otherwise: printBinaryIR
+  /// prints the ops themselves, and a big sweep does not hold every
+  /// variant's text at once. Nothing parses it.
   std::string binaryIR;
   /// Their objects, one per (gpu.binary, target), in that order.
   std::vector<VariantObject> objects;
@@ -124,6 +126,17 @@ mlir::gpu::BinaryOp createBinaryOp(mlir::OpBuilder &builder, mlir::Location loc,
 /// The gpu.binary ops, printed one a line as they print inside a module:
 /// the variant's `.mlir` file.
 std::string printBinaries(llvm::ArrayRef<VariantBinary> binaries);
+void printBinaries(llvm::raw_ostream &os,
+                   llvm::ArrayRef<VariantBinary> binaries);
+
+/// The variant's `.mlir` text: its binaryIR where rendered, else its
+/// binaries printed (the context must be alive then).
+void printBinaryIR(llvm::raw_ostream &os, const VariantResult &result);
+std::string printBinaryIR(const VariantResult &result);
+
+/// Renders `result.binaryIR` from its binaries, for use after the context
+/// is gone.
+void keepBinaryIR(VariantResult &result);
 
 /// Reads the objects and kernel metadata of `binaries`.
 std::vector<VariantObject>
@@ -132,8 +145,7 @@ collectObjects(llvm::ArrayRef<VariantBinary> binaries);
 /// Hash over the objects' gpu.modules and bytes (VariantResult::objectHash).
 uint64_t hashObjects(llvm::ArrayRef<VariantObject> objects);
 
-/// Sets `result`'s binaries, their printed form, and the objects and object
-/// hash read from them.
+/// Sets `result`'s binaries, and the objects and object hash read from them.
 void setBinaries(VariantResult &result, std::vector<VariantBinary> binaries);
 
 /// setBinaries with the gpu.binary ops in `module`.

@@ -24,6 +24,7 @@
 #ifndef FLY_SUPPORT_OUTPUTDIRECTORY_H
 #define FLY_SUPPORT_OUTPUTDIRECTORY_H
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Error.h"
@@ -55,6 +56,10 @@ public:
 
   /// Writes file `name` (one plain component) into the staging directory.
   llvm::Error write(llvm::StringRef name, llvm::StringRef contents);
+  /// Writes file `name` as `print` prints it, straight into the file: a big
+  /// output (a sweep's manifest) is never a string in memory as a whole.
+  llvm::Error writePrinted(llvm::StringRef name,
+                           llvm::function_ref<void(llvm::raw_ostream &)> print);
 
   /// Replaces the out-dir with the staged files (under the lock, waiting at
   /// most `lockTimeoutSeconds` for another writer), then removes the
