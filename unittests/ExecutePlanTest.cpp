@@ -1,4 +1,5 @@
-//===- ExecutePlanTest.cpp - executePlan holds every executor to one result ===//
+//===- ExecutePlanTest.cpp - executePlan holds every executor to one result
+//===//
 //
 // executePlan alone labels results, copies identical entries and marks
 // duplicates: the same plan through every executor gives the same results,
@@ -171,8 +172,8 @@ protected:
     std::vector<std::pair<std::string, std::unique_ptr<ReplayExecutor>>> all;
     ExecutorOptions options;
     options.jobs = jobs;
-    for (ExecutorKind kind : {ExecutorKind::Batch, ExecutorKind::Isolated,
-                              ExecutorKind::Process}) {
+    for (ExecutorKind kind :
+         {ExecutorKind::Batch, ExecutorKind::Isolated, ExecutorKind::Process}) {
       if (kind == ExecutorKind::Process && findChildTool().empty())
         continue;
       std::unique_ptr<ReplayExecutor> executor =
@@ -189,6 +190,7 @@ protected:
       EXPECT_FALSE(
           llvm::sys::fs::createUniqueDirectory("fly-execute-plan", dir));
       slurm.workDirParent = std::string(dir);
+      scratchDirs.push_back(slurm.workDirParent);
       slurm.variantSeconds = 1; // Measured, it would replay one here.
       slurm.timeoutSeconds = 300;
       all.emplace_back("slurm", createSlurmExecutor(slurm));
@@ -196,9 +198,15 @@ protected:
     return all;
   }
 
+  ~ExecutePlanTest() override {
+    for (const std::string &dir : scratchDirs)
+      llvm::sys::fs::remove_directories(dir);
+  }
+
   DialectRegistry registry;
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
+  std::vector<std::string> scratchDirs;
 };
 
 TEST_F(ExecutePlanTest, EveryExecutorGivesTheSameResults) {

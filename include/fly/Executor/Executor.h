@@ -42,10 +42,10 @@ struct ReplayWork {
   PipelineRunner runPipeline;
   /// Place the replay container inside preBinary (Pass::runPipeline).
   bool nestInSource = false;
-  /// Asked before a variant (or a batch, or a child) starts; false: it and
-  /// the rest are not started and not handed over. The front end's own says
-  /// no to cancel (executePlan then reports the rest skipped, cancelled);
-  /// executePlan wraps it with the time budget.
+  /// Asked before a variant (or a batch, a child, a job array) starts;
+  /// false: it and the rest are not started and not handed over. The front
+  /// end's own says no to cancel (executePlan then reports the rest
+  /// skipped, cancelled); executePlan wraps it with the time budget.
   std::function<bool()> mayStart;
 };
 
