@@ -38,13 +38,9 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
     ok = false;
     return;
   }
-  // The replays copy the binary pass exactly as configured here; printing
-  // is the only way Pass offers to read a configured pass's options.
-  std::string printed;
-  llvm::raw_string_ostream os(printed);
-  pass->printAsTextualPipeline(os);
+  // The replays copy the binary pass exactly as configured here.
   FailureOr<BinaryPassOptions> passOptions =
-      parseBinaryPass(printed, module.getLoc());
+      readBinaryPassOptions(*pass, module.getLoc());
   if (failed(passOptions)) {
     ok = false;
     return;
