@@ -194,12 +194,17 @@ SplitCompiler::compileMany(ArrayRef<CompileJob> jobs) {
   cache.prune();
   for (std::string &warning : cache.takeWarnings())
     warnings.push_back(std::move(warning));
+  // The sweep's own warnings (the cache's command line view, pruning) are
+  // reported once, with the first kernel that compiled.
   std::vector<FailureOr<CompileResult>> results;
   for (std::optional<FailureOr<CompileResult>> &slot : slots) {
     results.push_back(std::move(*slot));
-    if (succeeded(results.back()))
-      results.back()->warnings.insert(results.back()->warnings.begin(),
-                                      warnings.begin(), warnings.end());
+    if (failed(results.back()))
+      continue;
+    std::vector<std::string> &own = results.back()->warnings;
+    own.insert(own.begin(), std::make_move_iterator(warnings.begin()),
+               std::make_move_iterator(warnings.end()));
+    warnings.clear();
   }
   return results;
 }
@@ -246,7 +251,7 @@ FailureOr<CompileResult> SplitCompiler::compileKernel(const CompileJob &job,
   Clock::time_point replayStart = Clock::now();
   std::vector<CacheKey> keys;
   FailureOr<ReplayPlan> plan =
-      planVariants(*preBinary, job, result.binaryPass, baseKey, keys);
+      planVariants(*preBinary, job, *binaryPass, baseKey, keys);
   if (failed(plan))
     return failure();
   // What the binary pass's opts= flags become on ROCDL (BackendOpts.h).

@@ -16,21 +16,17 @@ using llvm::StringRef;
 
 namespace fly {
 
-FailureOr<ReplayPlan> SplitCompiler::planVariants(ModuleOp preBinary,
-                                                  const CompileJob &job,
-                                                  StringRef binaryPass,
-                                                  const CacheKey &baseKey,
-                                                  std::vector<CacheKey> &keys) {
+FailureOr<ReplayPlan>
+SplitCompiler::planVariants(ModuleOp preBinary, const CompileJob &job,
+                            const BinaryPassOptions &binaryPass,
+                            const CacheKey &baseKey,
+                            std::vector<CacheKey> &keys) {
   ReplayPlanOptions planOptions;
   planOptions.reuseIsa = options.reuseIsa;
   planOptions.captureIntermediates = capturesIntermediates();
-  planOptions.variantTimeoutSeconds = this->options.variantTimeoutSeconds;
-  FailureOr<BinaryPassOptions> options =
-      parseBinaryPass(binaryPass, preBinary.getLoc());
-  if (failed(options))
-    return failure();
+  planOptions.variantTimeoutSeconds = options.variantTimeoutSeconds;
   FailureOr<ReplayPlan> plan =
-      buildReplayPlan(preBinary, *options, job.hintSets, planOptions);
+      buildReplayPlan(preBinary, binaryPass, job.hintSets, planOptions);
   if (failed(plan) || !cache.enabled())
     return plan;
   // Every entry runs the same toolkit and libraries (hints change only
@@ -122,12 +118,15 @@ LogicalResult SplitCompiler::runVariants(ModuleOp preBinary,
                      (origin == VariantOrigin::Copied &&
                       result.variantFromCache[*entry.sameAs]);
     result.variantFromCache[e] = fromCache;
+    // A cancel is final, so one seen now is what skipped the variant.
+    bool cancelled = options.cancelled && options.cancelled();
     std::string what =
         origin == VariantOrigin::Cached ? std::string("cached")
         : origin == VariantOrigin::Copied
             ? llvm::formatv("same variant as {0}", *entry.sameAs).str()
         : variant.succeeded() ? std::string("ok")
-        : variant.skipped     ? std::string("skipped (time budget)")
+        : variant.skipped     ? std::string(cancelled ? "skipped (cancelled)"
+                                                      : "skipped (time budget)")
                               : std::string("FAILED");
     say(job,
         llvm::formatv("variant {0}/{1} {2}: {3}", e + 1, n, entry.id, what));

@@ -28,6 +28,13 @@ std::optional<ExecutorKind> parseExecutorKind(StringRef name) {
 
 PlanCache::~PlanCache() = default;
 
+void labelVariantResult(VariantResult &result, const PlanEntry &entry) {
+  result.index = entry.index;
+  result.id = entry.id;
+  result.hints = entry.hints;
+  result.binaryPass = entry.binaryPass;
+}
+
 FailureOr<std::vector<VariantResult>>
 executePlan(ReplayExecutor &executor, const ReplayWork &work,
             ArrayRef<unsigned> entries, const ExecutePlanOptions &options) {
@@ -54,11 +61,7 @@ executePlan(ReplayExecutor &executor, const ReplayWork &work,
   std::vector<bool> settled(entries.size(), false);
   std::vector<std::unique_ptr<CacheKeyLock>> locks(entries.size());
   auto label = [&](unsigned k) {
-    const PlanEntry &entry = plan.entries[entries[k]];
-    results[k].index = entry.index;
-    results[k].id = entry.id;
-    results[k].hints = entry.hints;
-    results[k].binaryPass = entry.binaryPass;
+    labelVariantResult(results[k], plan.entries[entries[k]]);
   };
   // A result is final here: labelled, stored (then its key unlocked, so a
   // process waiting for it finds it), reported, and copied to the entries
@@ -107,21 +110,29 @@ executePlan(ReplayExecutor &executor, const ReplayWork &work,
     settle(positionOf.lookup(e), std::move(*cached), VariantOrigin::Cached);
     return true;
   };
-  // A time budget starts no variant once spent; what is left is skipped.
+  // A time budget starts no variant once spent, nor does the front end's
+  // mayStart once it said no (a cancel): what is left is skipped, saying
+  // which.
   ReplayWork scheduled = work;
-  std::atomic<bool> budgetSpent{false};
+  std::atomic<bool> budgetSpent{false}, cancelled{false};
   using Clock = std::chrono::steady_clock;
   Clock::time_point deadline =
       Clock::now() +
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
           std::max(0.0, options.timeBudgetSeconds)));
-  if (options.timeBudgetSeconds > 0)
+  if (options.timeBudgetSeconds > 0 || work.mayStart)
     scheduled.mayStart = [&, inner = work.mayStart] {
-      if (budgetSpent || Clock::now() >= deadline) {
+      if (budgetSpent || cancelled)
+        return false;
+      if (options.timeBudgetSeconds > 0 && Clock::now() >= deadline) {
         budgetSpent = true;
         return false;
       }
-      return !inner || inner();
+      if (inner && !inner()) {
+        cancelled = true;
+        return false;
+      }
+      return true;
     };
   auto compile = [&](ArrayRef<unsigned> compiled) -> LogicalResult {
     if (compiled.empty())
@@ -145,6 +156,9 @@ executePlan(ReplayExecutor &executor, const ReplayWork &work,
                                       "spent before it started",
                                       options.timeBudgetSeconds)
                             .str();
+      } else if (cancelled) {
+        missing.skipped = true;
+        missing.error = "skipped: cancelled before it started";
       } else {
         missing.error = "the " + executor.getName().str() +
                         " executor returned no result for this variant";

@@ -7,6 +7,7 @@
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/Diagnostics.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -214,6 +215,14 @@ LogicalResult SlurmExecutor::execute(const ReplayWork &work,
       sys::fs::remove(resultPath(dir, e));
     pending.push_back(e);
   }
+  // Cancelled (or out of time) before the array starts: nothing is
+  // submitted and what had no result is not started (a sweep still gets
+  // this kernel's empty request).
+  llvm::DenseSet<unsigned> unstarted;
+  if (!pending.empty() && work.mayStart && !work.mayStart()) {
+    unstarted.insert(pending.begin(), pending.end());
+    pending.clear();
+  }
   say(formatv("slurm: work directory {0}: {1} of {2} variant(s) to replay", dir,
               pending.size(), entries.size()));
 
@@ -240,6 +249,8 @@ LogicalResult SlurmExecutor::execute(const ReplayWork &work,
   // The array's results are read once it has ended.
   bool allSucceeded = true;
   for (unsigned e : entries) {
+    if (unstarted.contains(e))
+      continue;
     std::optional<VariantResult> result =
         readReplayResult(dir, e, *work.preBinary.getContext());
     VariantResult out;

@@ -17,11 +17,8 @@ void BinaryOptsInstrumentation::runBeforePass(Pass *pass, Operation *op) {
   auto module = dyn_cast<ModuleOp>(op);
   if (!module || pass->getArgument() != "gpu-module-to-binary")
     return;
-  std::string printed;
-  llvm::raw_string_ostream os(printed);
-  pass->printAsTextualPipeline(os);
   FailureOr<BinaryPassOptions> options =
-      parseBinaryPass(printed, module.getLoc());
+      readBinaryPassOptions(*pass, module.getLoc());
   if (failed(options) || options->cmdOptions.empty())
     return;
   const std::string &opts = options->cmdOptions;

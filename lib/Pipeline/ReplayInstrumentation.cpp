@@ -25,6 +25,7 @@ ReplayInstrumentation::ReplayInstrumentation(std::vector<HintSet> hintSets,
 void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
   if (pass->getArgument() != kBinaryPass || hintSets.empty())
     return;
+  primaryEntry.reset();
   auto module = dyn_cast<ModuleOp>(op);
   if (!module) {
     emitError(op->getLoc())
@@ -37,13 +38,9 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
     ok = false;
     return;
   }
-  // The replays copy the binary pass exactly as configured here; printing
-  // is the only way Pass offers to read a configured pass's options.
-  std::string printed;
-  llvm::raw_string_ostream os(printed);
-  pass->printAsTextualPipeline(os);
+  // The replays copy the binary pass exactly as configured here.
   FailureOr<BinaryPassOptions> passOptions =
-      parseBinaryPass(printed, module.getLoc());
+      readBinaryPassOptions(*pass, module.getLoc());
   if (failed(passOptions)) {
     ok = false;
     return;
@@ -81,50 +78,39 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
     return;
   }
 
-  // The primary run compiles hint set 1 in place.
-  const HintSet &primary = hintSets.front();
+  // The primary run compiles hint set 1 in place, as its plan entry says
+  // (the entry's binary pass is this pass with the entry's opts).
+  primaryEntry = plan->entries.front();
   for (gpu::GPUModuleOp gpuModule : getTargetedGpuModules(module))
-    applyVerifiedHints(gpuModule, primary);
-  primaryBinaryPass = printed;
-  if (const std::string &opts = plan->entries.front().extraOpts;
-      !opts.empty()) {
+    applyVerifiedHints(gpuModule, primaryEntry->hints);
+  if (const std::string &opts = primaryEntry->extraOpts; !opts.empty()) {
     std::string combined = withExtraOpts(*passOptions, opts).cmdOptions;
     if (failed(pass->initializeOptions(
             "opts={" + combined + "}",
             [](const llvm::Twine &) { return failure(); })))
       ok = false;
-    primaryBinaryPass.clear();
-    llvm::raw_string_ostream primaryOs(primaryBinaryPass);
-    pass->printAsTextualPipeline(primaryOs);
   }
   for (VariantResult &variant : *results)
     sink(std::move(variant));
 }
 
-VariantResult ReplayInstrumentation::makePrimaryResult() const {
-  VariantResult primary;
-  primary.index = 0;
-  primary.hints = hintSets.front();
-  primary.id = getVariantId(0, primary.hints);
-  primary.binaryPass = primaryBinaryPass;
-  return primary;
-}
-
 void ReplayInstrumentation::runAfterPass(Pass *pass, Operation *op) {
-  if (pass->getArgument() != kBinaryPass || hintSets.empty())
+  if (pass->getArgument() != kBinaryPass || !primaryEntry)
     return;
   auto module = dyn_cast<ModuleOp>(op);
   if (!module)
     return;
-  VariantResult primary = makePrimaryResult();
+  VariantResult primary;
+  labelVariantResult(primary, *primaryEntry);
   recordBinaries(primary, module);
   sink(std::move(primary));
 }
 
 void ReplayInstrumentation::runAfterPassFailed(Pass *pass, Operation *op) {
-  if (pass->getArgument() != kBinaryPass || hintSets.empty())
+  if (pass->getArgument() != kBinaryPass || !primaryEntry)
     return;
-  VariantResult primary = makePrimaryResult();
+  VariantResult primary;
+  labelVariantResult(primary, *primaryEntry);
   primary.error = "the pipeline's own gpu-module-to-binary failed";
   sink(std::move(primary));
 }

@@ -71,6 +71,13 @@ FailureOr<BinaryPassOptions> parseBinaryPass(StringRef text, Location loc) {
   return options;
 }
 
+FailureOr<BinaryPassOptions> readBinaryPassOptions(Pass &pass, Location loc) {
+  std::string printed;
+  raw_string_ostream os(printed);
+  pass.printAsTextualPipeline(os);
+  return parseBinaryPass(printed, loc);
+}
+
 std::string printBinaryPass(const BinaryPassOptions &options) {
   std::string text;
   raw_string_ostream os(text);

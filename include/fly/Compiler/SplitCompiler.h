@@ -140,7 +140,8 @@ public:
   /// whose workers they share (no kernel waits for another's variants).
   /// One result per job, in order; a kernel that fails as a whole (its
   /// diagnostics on the context) does not stop the others. Progress lines
-  /// start with the kernel's source name.
+  /// start with the kernel's source name. Warnings of the sweep as a whole
+  /// (the cache's) are in the first result that compiled, not repeated.
   std::vector<mlir::FailureOr<CompileResult>>
   compileMany(llvm::ArrayRef<CompileJob> jobs);
 
@@ -165,7 +166,7 @@ private:
   /// The replay plan, with each entry's cache key (VariantStage.cpp).
   mlir::FailureOr<ReplayPlan> planVariants(mlir::ModuleOp preBinary,
                                            const CompileJob &job,
-                                           llvm::StringRef binaryPass,
+                                           const BinaryPassOptions &binaryPass,
                                            const CacheKey &baseKey,
                                            std::vector<CacheKey> &keys);
   /// Phase 2 (VariantStage.cpp): every distinct entry from the cache or the

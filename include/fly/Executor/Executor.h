@@ -42,8 +42,10 @@ struct ReplayWork {
   PipelineRunner runPipeline;
   /// Place the replay container inside preBinary (Pass::runPipeline).
   bool nestInSource = false;
-  /// Asked before a variant (or a batch, or a child) starts; false: it and
-  /// the rest are not started and not handed over. Set by executePlan.
+  /// Asked before a variant (or a batch, a child, a job array) starts;
+  /// false: it and the rest are not started and not handed over. The front
+  /// end's own says no to cancel (executePlan then reports the rest
+  /// skipped, cancelled); executePlan wraps it with the time budget.
   std::function<bool()> mayStart;
 };
 
@@ -128,6 +130,12 @@ mlir::FailureOr<std::vector<VariantResult>>
 executePlan(ReplayExecutor &executor, const ReplayWork &work,
             llvm::ArrayRef<unsigned> entries,
             const ExecutePlanOptions &options = {});
+
+/// Gives `result` the labels of `entry` (index, id, hints, binary pass):
+/// the step executePlan applies to every result, for the one made outside
+/// it (the primary hint set that a client's own pipeline compiles,
+/// ReplayInstrumentation).
+void labelVariantResult(VariantResult &result, const PlanEntry &entry);
 
 /// The fly-tune that ExecutorOptions::childTool defaults to ("" if none), or
 /// the tool `name` installed beside it (fly-opt for reproducers).

@@ -19,6 +19,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <functional>
+#include <optional>
 
 namespace fly {
 
@@ -50,13 +51,11 @@ public:
   bool succeeded() const { return ok; }
 
 private:
-  /// The result of the pipeline's own run (hint set 1), to be completed.
-  VariantResult makePrimaryResult() const;
-
   std::vector<HintSet> hintSets;
   Sink sink;
   Options options;
-  std::string primaryBinaryPass;
+  /// What the pipeline's own run compiles (hint set 1), once planned.
+  std::optional<PlanEntry> primaryEntry;
   bool ok = true;
 };
 

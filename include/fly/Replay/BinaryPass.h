@@ -33,6 +33,13 @@ using BinaryPassOptions = mlir::GpuModuleToBinaryPassOptions;
 mlir::FailureOr<BinaryPassOptions> parseBinaryPass(llvm::StringRef text,
                                                    mlir::Location loc);
 
+/// The options of a configured gpu-module-to-binary instance (a client's
+/// pipeline, seen by an instrumentation). Pass offers no other way to read
+/// them than printing: this is the one place that prints a pass and parses
+/// it back.
+mlir::FailureOr<BinaryPassOptions> readBinaryPassOptions(mlir::Pass &pass,
+                                                         mlir::Location loc);
+
 /// The pass as it prints itself (printAsTextualPipeline): the spelling
 /// manifests and cache keys record.
 std::string printBinaryPass(const BinaryPassOptions &options);

@@ -106,8 +106,8 @@ struct VariantResult {
   /// With ReplayPlan::reuseIsa: the variant whose ISA compile this one's
   /// objects were assembled from (itself when it ran it).
   std::optional<unsigned> isaFrom;
-  /// Never compiled: the sweep's time budget was spent before it started
-  /// (`error` says so).
+  /// Never compiled: the sweep's time budget was spent, or the sweep was
+  /// cancelled, before it started (`error` says which).
   bool skipped = false;
   /// Non-empty when the compile failed: the diagnostics it produced.
   std::string error;
