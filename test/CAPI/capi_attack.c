@@ -8,6 +8,7 @@
  * SIGALRM, also a failure. */
 
 #include "fly-c/FlySnapshot.h"
+#include "read_file.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -22,25 +23,6 @@ static void expect(const char *what, int ok, const char *detail) {
   fflush(stdout);
   if (!ok)
     ++failures;
-}
-
-static char *readFile(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *data = malloc((size_t)n + 1);
-  if (!data || fread(data, 1, (size_t)n, f) != (size_t)n) {
-    fclose(f);
-    free(data);
-    return NULL;
-  }
-  data[n] = 0;
-  fclose(f);
-  *size = (size_t)n;
-  return data;
 }
 
 /* A string callback that itself fails a call, and looks at the last error

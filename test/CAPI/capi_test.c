@@ -7,29 +7,11 @@
  * as null results with the reason in flyGetLastError() rather than aborts. */
 
 #include "fly-c/FlySnapshot.h"
+#include "read_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static char *readFile(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *data = malloc((size_t)n + 1);
-  if (!data || fread(data, 1, (size_t)n, f) != (size_t)n) {
-    fclose(f);
-    free(data);
-    return NULL;
-  }
-  data[n] = 0;
-  fclose(f);
-  *size = (size_t)n;
-  return data;
-}
 
 /* A FlyStringCallback that keeps the string. */
 struct Collected {
