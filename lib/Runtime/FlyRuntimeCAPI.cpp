@@ -8,10 +8,9 @@
 
 #include "fly-c/FlyRuntime.h"
 
+#include "Location/CodeFile.h"
 #include "Runtime/HipLoader.h"
 #include "fly/Runtime/Backend.h"
-
-#include <dlfcn.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -83,13 +82,9 @@ std::string jsonString(const std::string &s) {
 /// The HIP plugin: $FLY_HIP_BACKEND, else libFlyRuntimeHip.so beside this
 /// library, else the loader's search path.
 std::unique_ptr<Backend> loadHipPlugin(std::string &why) {
-  std::string dir;
-  Dl_info self{};
-  if (dladdr(reinterpret_cast<void *>(&flyRtGetLastError), &self) &&
-      self.dli_fname) {
-    dir = self.dli_fname;
-    dir = dir.substr(0, dir.rfind('/') + 1);
-  }
+  std::string dir =
+      fly::location::getDirectoryOf(fly::location::getCodeFilePath(
+          reinterpret_cast<const void *>(&flyRtGetLastError)));
   return loadHipBackend(getHipPluginCandidates({dir}), why);
 }
 

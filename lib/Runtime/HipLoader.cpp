@@ -2,9 +2,9 @@
 
 #include "Runtime/HipLoader.h"
 
+#include "Location/CodeFile.h"
+
 #include <dlfcn.h>
-#include <limits.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -58,21 +58,12 @@ loadHipBackend(const std::vector<std::string> &candidates, std::string &why) {
   return nullptr;
 }
 
-/// The directory of the running executable, ending in '/' ("" if unknown).
-static std::string getExecutableDir() {
-  char path[PATH_MAX];
-  if (!realpath("/proc/self/exe", path))
-    return "";
-  std::string dir = path;
-  return dir.substr(0, dir.rfind('/') + 1);
-}
-
 std::unique_ptr<Backend> createHipBackend(std::string &why,
                                           std::string plugin) {
   if (!plugin.empty())
     return loadHipBackend({plugin}, why);
   // Beside fly-run or in ../lib, else the loader's search path.
-  std::string dir = getExecutableDir();
+  std::string dir = location::getDirectoryOf(location::getExecutablePath());
   return loadHipBackend(
       getHipPluginCandidates({dir.empty() ? "" : dir + "../lib/", dir}), why);
 }

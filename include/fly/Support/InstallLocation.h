@@ -3,8 +3,8 @@
 // fly finds what it ships beside itself (fly-run beside fly-tune, the
 // rocm-toolkit folder, ../bin/fly-tune for child processes) from where its
 // code was loaded: the program, or the shared library (libFlySnapshotCAPI.so,
-// the plugin) that holds it. Every such lookup starts here. LLVM Support
-// only, so fly-run's runtime library uses it too.
+// the plugin) that holds it. Every such lookup of the compile side starts
+// here; it asks lib/Location, which the runtime (no LLVM) uses directly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +23,8 @@ std::string getProgramPath();
 std::string getProgramDir();
 
 /// The absolute path of the file that holds the code at `address`: a shared
-/// library it was linked into, else the program. "" if unknown.
+/// library it was linked into, else the program (also when `address` lies
+/// in no file). "" if unknown.
 std::string getCodeFilePath(const void *address);
 
 } // namespace fly
