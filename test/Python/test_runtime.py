@@ -2,6 +2,7 @@
 do_bench, on the stand-in CUDA driver (and on a GPU where there is one)."""
 
 import os
+import pathlib
 import re
 import struct
 import subprocess
@@ -153,6 +154,38 @@ def test_hip_backend_without_device(monkeypatch, tmp_path):
         runtime.Device("hip")
     with pytest.raises(runtime.DeviceError, match="unknown backend 'opencl'"):
         runtime.Device("opencl")
+
+
+_RELATIVE_HIP_OPEN = r"""
+import ctypes, os, sys
+lib = ctypes.CDLL(sys.argv[1])
+os.chdir("/")
+class Handle(ctypes.Structure):
+    _fields_ = [("ptr", ctypes.c_void_p)]
+lib.flyRtDeviceOpen.restype = Handle
+lib.flyRtDeviceOpen.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+lib.flyRtGetLastError.restype = ctypes.c_char_p
+status = ctypes.c_int(-1)
+lib.flyRtDeviceOpen(b"hip", 0, ctypes.byref(status))
+print(lib.flyRtGetLastError().decode())
+"""
+
+
+@pytest.mark.skipif(os.path.exists("/dev/kfd"), reason="an AMD GPU is here")
+def test_hip_plugin_beside_a_library_loaded_by_a_relative_path():
+    # dlopen("lib/libFlyRuntimeCAPI.so"), then a chdir: the plugin beside the
+    # library is still found (it reports no device, not a missing plugin).
+    library = pathlib.Path(runtime.lib()._name)
+    if not (library.parent / "libFlyRuntimeHip.so").is_file():
+        pytest.skip("the HIP plugin is not built")
+    env = {k: v for k, v in os.environ.items() if k != "FLY_HIP_BACKEND"}
+    run = subprocess.run(
+        [sys.executable, "-c", _RELATIVE_HIP_OPEN,
+         os.path.join(library.parent.name, library.name)],
+        cwd=library.parent.parent, env=env, capture_output=True, text=True,
+        timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("hipGetDeviceCount: "), run.stdout
 
 
 def test_fake_driver_without_device(fake_device, monkeypatch):
