@@ -30,10 +30,12 @@ std::string getMappedFile(const void *base) {
     return "";
   auto wanted = reinterpret_cast<std::uintptr_t>(base);
   char line[4096 + 128];
-  while (std::fgets(line, sizeof line, maps.get())) {
+  // A line longer than `line` comes in pieces; only a line's first is read.
+  for (bool lineStart = true; std::fgets(line, sizeof line, maps.get());
+       lineStart = std::strchr(line, '\n') != nullptr) {
     unsigned long start = 0, end = 0;
-    if (std::sscanf(line, "%lx-%lx", &start, &end) != 2 || wanted < start ||
-        wanted >= end)
+    if (!lineStart || std::sscanf(line, "%lx-%lx", &start, &end) != 2 ||
+        wanted < start || wanted >= end)
       continue;
     const char *path = std::strchr(line, '/');
     if (!path)
