@@ -343,6 +343,56 @@ TEST_F(ExecutePlanTest, ACancelMidwaySkipsWhatHadNotStarted) {
   EXPECT_EQ(counts.pipelines.load(), 1);
 }
 
+TEST_F(ExecutePlanTest, AResultCompiledElsewhereIsSettledAsTheOthers) {
+  ASSERT_TRUE(module);
+  // Entry 0 is compiled outside any executor (a client pipeline's own run):
+  // executePlan labels it, copies it to the entry identical to it (2) and
+  // marks that copy, and sends only entry 1 to the executor.
+  FailureOr<ReplayPlan> replayPlan = plan("O=1;O=2;O=1", {20, 21, 22});
+  ASSERT_TRUE(succeeded(replayPlan));
+  ASSERT_EQ(replayPlan->entries[2].sameAs, 0u);
+  ReplayWork work{*module, *replayPlan, plainRunner, /*nestInSource=*/false};
+  std::unique_ptr<ReplayExecutor> batch =
+      createReplayExecutor(ExecutorKind::Batch, {});
+  FailureOr<std::vector<VariantResult>> first = executePlan(*batch, work, {0});
+  ASSERT_TRUE(succeeded(first));
+  ASSERT_TRUE((*first)[0].succeeded()) << (*first)[0].error;
+  VariantResult elsewhere;
+  elsewhere.binaries = (*first)[0].binaries;
+  elsewhere.objects = (*first)[0].objects;
+  elsewhere.objectHash = (*first)[0].objectHash;
+
+  ExecutorCounts counts;
+  CountingExecutor executor(createReplayExecutor(ExecutorKind::Batch, {}),
+                            counts);
+  std::vector<std::pair<unsigned, VariantOrigin>> finished;
+  ExecutePlanOptions options;
+  options.compiledElsewhere.emplace(0, elsewhere);
+  options.finished = [&](unsigned e, const VariantResult &,
+                         VariantOrigin origin) {
+    finished.emplace_back(e, origin);
+  };
+  FailureOr<std::vector<VariantResult>> results =
+      executePlan(executor, work, replayPlan->all(), options);
+  ASSERT_TRUE(succeeded(results));
+  EXPECT_EQ(counts.sent, (std::vector<unsigned>{1}));
+  ASSERT_EQ(results->size(), 3u);
+  for (auto [k, result] : llvm::enumerate(*results)) {
+    EXPECT_TRUE(result.succeeded()) << result.error;
+    EXPECT_EQ(result.id, replayPlan->entries[k].id);
+    EXPECT_EQ(result.index, 20 + k);
+    EXPECT_EQ(result.binaryPass, replayPlan->entries[k].binaryPass);
+  }
+  EXPECT_EQ((*results)[2].objectHash, elsewhere.objectHash);
+  EXPECT_FALSE((*results)[0].duplicateOf);
+  EXPECT_EQ((*results)[2].duplicateOf, 20u);
+  llvm::sort(finished);
+  EXPECT_EQ(finished, (std::vector<std::pair<unsigned, VariantOrigin>>{
+                          {0, VariantOrigin::Compiled},
+                          {1, VariantOrigin::Compiled},
+                          {2, VariantOrigin::Copied}}));
+}
+
 TEST_F(ExecutePlanTest, ASweepsKernelsShareOneExecutor) {
   ASSERT_TRUE(module);
   // Two kernels of one sweep, one variant at a time: one executor for both,

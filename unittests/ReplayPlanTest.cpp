@@ -151,8 +151,15 @@ TEST_F(ReplayPlanTest, InstrumentationChecksEachHintSetOncePerGpuModule) {
   ASSERT_TRUE(succeeded(pm.run(*module)));
   EXPECT_EQ(getHintCheckCount() - before, sets.size() * 2);
   ASSERT_EQ(variants.size(), sets.size());
-  for (const VariantResult &variant : variants)
+  for (auto [k, variant] : llvm::enumerate(variants)) {
     EXPECT_TRUE(variant.succeeded()) << variant.id << ": " << variant.error;
+    EXPECT_EQ(variant.index, k);
+  }
+  // Set 3 repeats the primary that the pipeline compiled: executePlan copies
+  // and marks it like any other.
+  EXPECT_FALSE(variants[0].duplicateOf);
+  EXPECT_EQ(variants[2].duplicateOf, 0u);
+  EXPECT_EQ(variants[2].objectHash, variants[0].objectHash);
 }
 
 TEST_F(ReplayPlanTest, IsolatedExecutorUsesEveryThreadByDefault) {

@@ -30,8 +30,9 @@
 |*   - the last error: until the next fallible call on the same thread;       *|
 |*   - the library: for as long as it is loaded (flyGetVersion,               *|
 |*     flyGetHintSpecsJSON).                                                  *|
-|* A string the library computes on request (flyGetPresetPipeline) goes to a  *|
-|* FlyStringCallback, as mlir-c's MlirStringCallback.                         *|
+|* A string the library computes on request (flyGetPresetPipeline,            *|
+|* flyCheckBinaryPass) goes to a FlyStringCallback, as mlir-c's               *|
+|* MlirStringCallback.                                                        *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -180,6 +181,18 @@ FLY_CAPI_EXPORTED FlyResult flyCompilerSweep(
  *  sets: hint set #1: ...", "bad chip: ..."; hint sets numbered from 0). */
 FLY_CAPI_EXPORTED bool flyCheckCompileArguments(const char *hintSetsJSON,
                                                 const char *chip);
+
+/** Checks `pass` as the library reads a binary pass: exactly one
+ *  gpu-module-to-binary with its options, optionally inside
+ *  `builtin.module(...)` (the C++ fly::parseBinaryPass). Returns false for
+ *  anything else (another pass, several passes, an unknown option or
+ *  format, ""), flyGetLastError() holding the parser's diagnostic. On
+ *  success hands `callback` (may be NULL) the pass as the library prints it,
+ *  every option spelled out, bare (no `builtin.module`): the spelling that
+ *  manifests record. */
+FLY_CAPI_EXPORTED bool flyCheckBinaryPass(const char *pass,
+                                          FlyStringCallback callback,
+                                          void *userData);
 
 /** Whether `result` is null (the compile as a whole failed). */
 static inline bool flyResultIsNull(FlyResult result) {

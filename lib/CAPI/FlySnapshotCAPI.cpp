@@ -17,6 +17,7 @@
 #include "fly/Compiler/TargetName.h"
 #include "fly/Hints/HintRegistry.h"
 #include "fly/Hints/HintSetSources.h"
+#include "fly/Replay/BinaryPass.h"
 #include "fly/Replay/Manifest.h"
 #include "fly/Support/BoundedJSON.h"
 #include "fly/Support/InstallLocation.h"
@@ -298,6 +299,35 @@ bool flyCheckCompileArguments(const char *hintSetsJSON, const char *chip) {
     lastError = llvm::toString(std::move(err));
     return false;
   }
+  return true;
+}
+
+bool flyCheckBinaryPass(const char *pass, FlyStringCallback callback,
+                        void *userData) {
+  lastError.clear();
+  if (!pass) {
+    lastError = "no binary pass";
+    return false;
+  }
+  // A location needs a context; the parse needs no dialect.
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    appendLine(diagnostics, diag.str());
+    return success();
+  });
+  FailureOr<fly::BinaryPassOptions> options =
+      fly::parseBinaryPass(pass, UnknownLoc::get(&context));
+  if (failed(options)) {
+    lastError = std::move(diagnostics);
+    return false;
+  }
+  if (callback) {
+    std::string printed = fly::printBinaryPass(*options);
+    callback(printed.c_str(), printed.size(), userData);
+  }
+  // The callback may have failed a call of its own: this one succeeded.
+  lastError.clear();
   return true;
 }
 

@@ -28,7 +28,8 @@ std::optional<ExecutorKind> parseExecutorKind(StringRef name) {
 
 PlanCache::~PlanCache() = default;
 
-void labelVariantResult(VariantResult &result, const PlanEntry &entry) {
+/// Gives `result` the labels of `entry` (index, id, hints, binary pass).
+static void labelVariantResult(VariantResult &result, const PlanEntry &entry) {
   result.index = entry.index;
   result.id = entry.id;
   result.hints = entry.hints;
@@ -169,11 +170,20 @@ executePlan(ReplayExecutor &executor, const ReplayWork &work,
   };
 
   std::vector<unsigned> misses;
-  for (unsigned e : distinct)
-    if (!takeCached(e))
+  unsigned cached = 0;
+  for (unsigned e : distinct) {
+    if (auto it = options.compiledElsewhere.find(e);
+        it != options.compiledElsewhere.end()) {
+      std::lock_guard<std::mutex> guard(mutex);
+      settle(positionOf.lookup(e), it->second, VariantOrigin::Compiled);
+    } else if (takeCached(e)) {
+      ++cached;
+    } else {
       misses.push_back(e);
+    }
+  }
   if (options.planned)
-    options.planned(distinct.size() - misses.size(), misses.size());
+    options.planned(cached, misses.size());
   // Keys another process is compiling right now are waited for, not
   // compiled twice.
   std::vector<unsigned> mine, others;

@@ -25,7 +25,8 @@ ReplayInstrumentation::ReplayInstrumentation(std::vector<HintSet> hintSets,
 void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
   if (pass->getArgument() != kBinaryPass || hintSets.empty())
     return;
-  primaryEntry.reset();
+  plan.reset();
+  preBinary = nullptr;
   auto module = dyn_cast<ModuleOp>(op);
   if (!module) {
     emitError(op->getLoc())
@@ -49,12 +50,33 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
   // once, before anything compiles.
   ReplayPlanOptions planOptions;
   planOptions.reuseIsa = options.reuseIsa;
-  FailureOr<ReplayPlan> plan =
+  FailureOr<ReplayPlan> planned =
       buildReplayPlan(module, *passOptions, hintSets, planOptions);
-  if (failed(plan)) {
+  if (failed(planned)) {
     ok = false;
     return;
   }
+  // The replays start from the module as it is now: the pass consumes the
+  // gpu.modules, and hint set 1 is applied to them first.
+  preBinary = module.clone();
+  plan = std::move(*planned);
+
+  // The primary run compiles hint set 1 in place, as its plan entry says
+  // (the entry's binary pass is this pass with the entry's opts).
+  const PlanEntry &primaryEntry = plan->entries.front();
+  for (gpu::GPUModuleOp gpuModule : getTargetedGpuModules(module))
+    applyVerifiedHints(gpuModule, primaryEntry.hints);
+  if (const std::string &opts = primaryEntry.extraOpts; !opts.empty()) {
+    std::string combined = withExtraOpts(*passOptions, opts).cmdOptions;
+    if (failed(pass->initializeOptions(
+            "opts={" + combined + "}",
+            [](const llvm::Twine &) { return failure(); })))
+      ok = false;
+  }
+}
+
+void ReplayInstrumentation::replayBeside(VariantResult primary) {
+  ModuleOp module = *preBinary;
   auto runner = [&](OpPassManager &pipeline, ModuleOp container) {
     PassManager pm(module.getContext(), pipeline.getOpAnchorName());
     static_cast<OpPassManager &>(pm) = pipeline;
@@ -68,51 +90,37 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
   std::unique_ptr<ReplayExecutor> executor =
       createReplayExecutor(options.executor, executorOptions);
   ReplayWork work{module, *plan, runner, /*nestInSource=*/false};
-  // Hint sets 2..N replay here; the pipeline's own run compiles the first.
-  std::vector<unsigned> replayed = plan->all();
-  replayed.erase(replayed.begin());
+  ExecutePlanOptions executeOptions;
+  executeOptions.compiledElsewhere.emplace(0, std::move(primary));
   FailureOr<std::vector<VariantResult>> results =
-      executePlan(*executor, work, replayed);
+      executePlan(*executor, work, plan->all(), executeOptions);
+  plan.reset();
+  preBinary = nullptr;
   if (failed(results)) {
     ok = false;
     return;
-  }
-
-  // The primary run compiles hint set 1 in place, as its plan entry says
-  // (the entry's binary pass is this pass with the entry's opts).
-  primaryEntry = plan->entries.front();
-  for (gpu::GPUModuleOp gpuModule : getTargetedGpuModules(module))
-    applyVerifiedHints(gpuModule, primaryEntry->hints);
-  if (const std::string &opts = primaryEntry->extraOpts; !opts.empty()) {
-    std::string combined = withExtraOpts(*passOptions, opts).cmdOptions;
-    if (failed(pass->initializeOptions(
-            "opts={" + combined + "}",
-            [](const llvm::Twine &) { return failure(); })))
-      ok = false;
   }
   for (VariantResult &variant : *results)
     sink(std::move(variant));
 }
 
 void ReplayInstrumentation::runAfterPass(Pass *pass, Operation *op) {
-  if (pass->getArgument() != kBinaryPass || !primaryEntry)
+  if (pass->getArgument() != kBinaryPass || !plan)
     return;
   auto module = dyn_cast<ModuleOp>(op);
   if (!module)
     return;
   VariantResult primary;
-  labelVariantResult(primary, *primaryEntry);
   recordBinaries(primary, module);
-  sink(std::move(primary));
+  replayBeside(std::move(primary));
 }
 
 void ReplayInstrumentation::runAfterPassFailed(Pass *pass, Operation *op) {
-  if (pass->getArgument() != kBinaryPass || !primaryEntry)
+  if (pass->getArgument() != kBinaryPass || !plan)
     return;
   VariantResult primary;
-  labelVariantResult(primary, *primaryEntry);
   primary.error = "the pipeline's own gpu-module-to-binary failed";
-  sink(std::move(primary));
+  replayBeside(std::move(primary));
 }
 
 } // namespace fly

@@ -78,6 +78,14 @@ FailureOr<BinaryPassOptions> readBinaryPassOptions(Pass &pass, Location loc) {
   return parseBinaryPass(printed, loc);
 }
 
+bool isSameBinaryPass(const BinaryPassOptions &a, const BinaryPassOptions &b) {
+  return a.toolkitPath == b.toolkitPath && a.linkFiles == b.linkFiles &&
+         a.cmdOptions == b.cmdOptions &&
+         parseBinaryFormat(a.compilationTarget) ==
+             parseBinaryFormat(b.compilationTarget) &&
+         a.elfSection == b.elfSection;
+}
+
 std::string printBinaryPass(const BinaryPassOptions &options) {
   std::string text;
   raw_string_ostream os(text);

@@ -135,7 +135,6 @@ LogicalResult OptSweep::finish(LogicalResult status, StringRef inputFile) {
     return status;
   std::sort(variants.begin(), variants.end(),
             [](const auto &a, const auto &b) { return a.index < b.index; });
-  markDuplicates(variants);
   if (succeeded(status) && variants.size() != hintSets.size()) {
     llvm::errs() << "fly-opt: error: " << variants.size() << " of "
                  << hintSets.size()

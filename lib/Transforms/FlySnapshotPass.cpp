@@ -36,14 +36,17 @@ struct FlySnapshotPass : fly::impl::FlySnapshotBase<FlySnapshotPass> {
 
 private:
   FailureOr<std::vector<fly::HintSet>> collectHintSets();
-  std::string resolveBinaryPass();
+  FailureOr<fly::BinaryPassOptions> resolveBinaryPass();
 };
 } // namespace
 
-/// The pass after fly-snapshot in mlir-opt's --pass-pipeline, printed with
-/// its options, if that is a gpu-module-to-binary; nullopt when it cannot be
-/// known (no --pass-pipeline, e.g. a reproducer or per-pass flags).
-static std::optional<std::string> findNextBinaryPass() {
+/// The options of the pass after fly-snapshot in mlir-opt's
+/// --pass-pipeline, if that is a gpu-module-to-binary; nullopt when it
+/// cannot be known (no --pass-pipeline, e.g. a reproducer or per-pass
+/// flags). A pass cannot see the pipeline it runs in: the registered
+/// --pass-pipeline option is the only place a plugin finds its next pass.
+static std::optional<FailureOr<fly::BinaryPassOptions>>
+findNextBinaryPass(Location loc) {
   auto &options = cl::getRegisteredOptions();
   auto it = options.find("pass-pipeline");
   if (it == options.end() || !it->second->getNumOccurrences())
@@ -61,10 +64,7 @@ static std::optional<std::string> findNextBinaryPass() {
     if (afterUs) {
       if (pass.getArgument() != "gpu-module-to-binary")
         return std::nullopt;
-      std::string printed;
-      raw_string_ostream printer(printed);
-      pass.printAsTextualPipeline(printer);
-      return printed;
+      return fly::readBinaryPassOptions(pass, loc);
     }
     afterUs = pass.getArgument() == "fly-snapshot";
   }
@@ -74,36 +74,34 @@ static std::optional<std::string> findNextBinaryPass() {
 /// The binary pass to replay: `binary-pass` if given, else the pipeline's
 /// own next pass (so its toolkit and format are not forgotten). A given
 /// `binary-pass` that differs from the next pass is said.
-std::string FlySnapshotPass::resolveBinaryPass() {
-  std::optional<std::string> next = findNextBinaryPass();
-  if (!binaryPass.hasValue())
-    return next.value_or(binaryPass);
-  if (!next)
-    return binaryPass;
-  // Both as upstream's options print them, so spelling does not matter.
-  std::string given, expected;
+FailureOr<fly::BinaryPassOptions> FlySnapshotPass::resolveBinaryPass() {
+  Location loc = getOperation().getLoc();
+  if (!binaryPass.hasValue()) {
+    if (std::optional<FailureOr<fly::BinaryPassOptions>> next =
+            findNextBinaryPass(loc))
+      return *next;
+    return fly::parseBinaryPass(binaryPass, loc);
+  }
+  FailureOr<fly::BinaryPassOptions> given =
+      fly::parseBinaryPass(binaryPass, loc);
+  if (failed(given))
+    return failure();
+  std::optional<FailureOr<fly::BinaryPassOptions>> next;
   {
-    // A binary-pass that does not parse is reported when it is replayed.
+    // A next pass that does not read fails in the pipeline's own run.
     ScopedDiagnosticHandler quiet(&getContext(),
                                   [](Diagnostic &) { return success(); });
-    Location loc = getOperation().getLoc();
-    FailureOr<fly::BinaryPassOptions> parsedGiven =
-        fly::parseBinaryPass(binaryPass, loc);
-    FailureOr<fly::BinaryPassOptions> parsedNext =
-        fly::parseBinaryPass(*next, loc);
-    if (failed(parsedGiven) || failed(parsedNext))
-      return binaryPass;
-    given = fly::printBinaryPass(*parsedGiven);
-    expected = fly::printBinaryPass(*parsedNext);
+    next = findNextBinaryPass(loc);
   }
-  if (given != expected)
-    emitWarning(getOperation().getLoc())
-        << "fly-snapshot: binary-pass '" << given
-        << "' differs from the pipeline's next pass '" << expected
-        << "': the variants are not compiled as the pipeline's own "
-           "gpu-module-to-binary (leave binary-pass out to use the next "
-           "pass's options)";
-  return binaryPass;
+  if (next && succeeded(*next) && !fly::isSameBinaryPass(*given, **next))
+    emitWarning(loc) << "fly-snapshot: binary-pass '"
+                     << fly::printBinaryPass(*given)
+                     << "' differs from the pipeline's next pass '"
+                     << fly::printBinaryPass(**next)
+                     << "': the variants are not compiled as the pipeline's "
+                        "own gpu-module-to-binary (leave binary-pass out to "
+                        "use the next pass's options)";
+  return given;
 }
 
 /// `text` with every line indented, to sit under the message it explains.
@@ -195,14 +193,12 @@ void FlySnapshotPass::runOnOperation() {
       dumper->write("fly-snapshot_checkpoint", module);
   }
 
-  std::string binaryPassToReplay = resolveBinaryPass();
+  FailureOr<fly::BinaryPassOptions> binaryPassOptions = resolveBinaryPass();
+  if (failed(binaryPassOptions))
+    return signalPassFailure();
   fly::ReplayPlanOptions planOptions;
   planOptions.reuseIsa = reuseIsa;
   planOptions.variantTimeoutSeconds = variantTimeout;
-  FailureOr<fly::BinaryPassOptions> binaryPassOptions =
-      fly::parseBinaryPass(binaryPassToReplay, module.getLoc());
-  if (failed(binaryPassOptions))
-    return signalPassFailure();
   fly::diagnoseBinaryOpts(binaryPassOptions->cmdOptions,
                           fly::getTargetedGpuModules(module), module.getLoc());
   FailureOr<fly::ReplayPlan> plan =
@@ -242,7 +238,7 @@ void FlySnapshotPass::runOnOperation() {
     header.tool = "fly-snapshot";
     if (auto file = dyn_cast<FileLineColLoc>(module.getLoc()))
       header.input = file.getFilename().str();
-    header.binaryPass = binaryPassToReplay;
+    header.binaryPass = fly::printBinaryPass(*binaryPassOptions);
     if (Error err = fly::writeSweepOutputs(outDir, *results, header)) {
       emitError(module.getLoc())
           << "fly-snapshot: " << toString(std::move(err));

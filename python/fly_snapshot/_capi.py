@@ -88,6 +88,7 @@ _SIGNATURES = {
     "flyGetPresetPipeline": (
         ctypes.c_bool, [ctypes.c_char_p, ctypes.c_char_p, STRING_CALLBACK, ctypes.c_void_p]),
     "flyCheckCompileArguments": (ctypes.c_bool, [ctypes.c_char_p, ctypes.c_char_p]),
+    "flyCheckBinaryPass": (ctypes.c_bool, [ctypes.c_char_p, STRING_CALLBACK, ctypes.c_void_p]),
 }
 
 
@@ -149,3 +150,11 @@ def get_string(call: Callable[[Any], bool]) -> Optional[str]:
     if not call(STRING_CALLBACK(collect)):
         return None
     return b"".join(pieces).decode(errors="replace")
+
+
+def check_binary_pass(binary_pass: str) -> Optional[str]:
+    """flyCheckBinaryPass: ``binary_pass`` as the library prints it (one
+    gpu-module-to-binary, every option spelled out), or None when the library
+    refuses it (the reason: last_error())."""
+    return get_string(lambda callback: lib().flyCheckBinaryPass(
+        binary_pass.encode(), callback, None))

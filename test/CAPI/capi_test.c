@@ -108,6 +108,26 @@ int main(int argc, char **argv) {
   if (!presetOk || badPresetOk || badPreset.calls)
     ++failures;
 
+  /* The binary pass as the library reads it: accepted spellings are handed
+   * back as printed; anything else is false with the parser's diagnostic
+   * and no callback. */
+  const char *passes[] = {"gpu-module-to-binary{format=isa opts=\"-v -w\"}",
+                          "builtin.module(gpu-module-to-binary)",
+                          "canonicalize,gpu-module-to-binary",
+                          "gpu-module-to-binary{bogus=1}", ""};
+  for (size_t i = 0; i < sizeof(passes) / sizeof(passes[0]); ++i) {
+    struct Collected checked = {{0}, 0};
+    bool passOk = flyCheckBinaryPass(passes[i], collect, &checked);
+    printf("binary pass '%s': ok=%d calls=%d %s\n", passes[i], passOk,
+           checked.calls, passOk ? checked.text : flyGetLastError());
+    if (passOk != (i < 2) || checked.calls != passOk)
+      ++failures;
+  }
+  bool nullPassOk = flyCheckBinaryPass(NULL, NULL, NULL);
+  printf("null binary pass: ok=%d error=%s\n", nullPassOk, flyGetLastError());
+  if (nullPassOk || !flyCheckBinaryPass("gpu-module-to-binary", NULL, NULL))
+    ++failures;
+
   FlyResult result =
       flyCompilerCompile(compiler, source, size, pipeline,
                          "[{}, {\"waves_per_eu\": 8}]", "rocdl:gfx942");

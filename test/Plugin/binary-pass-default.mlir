@@ -27,6 +27,16 @@
 // RUN:   | FileCheck %s --check-prefix=DIFFER
 // DIFFER: tile_matmul.mlir:6:1: warning: fly-snapshot: binary-pass 'gpu-module-to-binary{format=isa {{.*}}' differs from the pipeline's next pass 'gpu-module-to-binary{format=fatbin {{.*}}': the variants are not compiled as the pipeline's own gpu-module-to-binary
 
+// The passes are compared as typed options: another spelling of the same
+// pass (options reordered, a format's long name) is no difference.
+// RUN: mlir-opt --load-pass-plugin=%fly_plugin %fly_src/examples/tile_matmul.mlir -o /dev/null \
+// RUN:   --pass-pipeline="builtin.module(%{lower},fly-snapshot{hints=\"waves_per_eu=4\" out-dir=%t/same binary-pass=\"gpu-module-to-binary{toolkit=%rocm_toolkit format=fatbinary}\"},gpu-module-to-binary{format=fatbin toolkit=%rocm_toolkit})" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=SAME --allow-empty
+// SAME-NOT: differs
+// RUN: FileCheck %s --check-prefix=SAME-MANIFEST < %t/same/manifest.json
+// SAME-MANIFEST-LABEL: "binary_pass": "gpu-module-to-binary{format=fatbinary {{.*}}toolkit={{.+}}}"
+// SAME-MANIFEST: "status": "ok"
+
 // A failing variant: the whole cause, indented under the error.
 // RUN: not mlir-opt --load-pass-plugin=%fly_plugin %fly_src/examples/tile_matmul.mlir -o /dev/null \
 // RUN:   --pass-pipeline="builtin.module(%{lower},fly-snapshot{hints=\"target.triple=nonsense-unknown-none\"},gpu-module-to-binary{toolkit=%rocm_toolkit})" 2>&1 \

@@ -41,10 +41,50 @@ def test_opts_flags_become_hints(rocdl, prebinary, toolkit):
     assert over[0].kernels[0].registers <= 64
 
 
-@pytest.mark.parametrize("binary_pass", ["canonicalize", "gpu-module-to-binary,cse", ""])
+@pytest.mark.parametrize("binary_pass", [
+    "canonicalize", "gpu-module-to-binary,cse", "canonicalize,gpu-module-to-binary", "",
+    "builtin.module(gpu-module-to-binary,cse)"])
 def test_binary_pass_must_be_one_binary_pass(binary_pass):
-    with pytest.raises(InvalidInputError, match="one gpu-module-to-binary"):
+    # The library's parser refuses it, in its own words.
+    with pytest.raises(InvalidInputError) as refused:
         compile_variants("module {}", binary_pass, [{}], "gfx942")
+    assert str(refused.value) == ("binary pass must be exactly one gpu-module-to-binary "
+                                  "(with its options), got '%s'" % binary_pass)
+
+
+def test_binary_pass_unknown_option_is_the_parsers_message():
+    with pytest.raises(InvalidInputError) as refused:
+        compile_variants("module {}", "gpu-module-to-binary{bogus=1}", [{}], "gfx942")
+    assert str(refused.value) == ("cannot parse binary pass 'gpu-module-to-binary{bogus=1}': "
+                                  "<Pass-Options-Parser>: no such option bogus")
+    with pytest.raises(InvalidInputError, match="unknown format 'elf'"):
+        compile_variants("module {}", "gpu-module-to-binary{format=elf}", [{}], "gfx942")
+
+
+@pytest.mark.parametrize("binary_pass", [None, b"gpu-module-to-binary", 3])
+def test_binary_pass_must_be_str(binary_pass):
+    with pytest.raises(InvalidInputError, match="binary_pass must be a str"):
+        compile_variants("module {}", binary_pass, [{}], "gfx942")
+
+
+@pytest.mark.parametrize("binary_pass", [
+    "gpu-module-to-binary", " gpu-module-to-binary{format=isa} ",
+    "builtin.module(gpu-module-to-binary{format=isa})"])
+def test_binary_pass_spellings_the_library_accepts(binary_pass):
+    """What C++ accepts (fly::parseBinaryPass: bare or anchored) passes the
+    check; the next check (the chip) is what fails."""
+    with pytest.raises(InvalidInputError, match="chip must be"):
+        compile_variants("module {}", binary_pass, [{}], "tpu3")
+
+
+def test_anchored_binary_pass_compiles_as_the_bare_one(rocdl, prebinary, toolkit):
+    bare = "gpu-module-to-binary{format=fatbin toolkit=%s}" % toolkit
+    by_bare = compile_variants(prebinary, bare, [{"waves_per_eu": 4}], "gfx942",
+                               compiler=rocdl)
+    by_anchored = compile_variants(prebinary, "builtin.module(%s)" % bare,
+                                   [{"waves_per_eu": 4}], "gfx942", compiler=rocdl)
+    assert [v.status for v in by_bare + by_anchored] == ["ok"] * 2
+    assert by_anchored[0].objects[0].data == by_bare[0].objects[0].data
 
 
 def test_chip_spelling():

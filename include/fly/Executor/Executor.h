@@ -27,6 +27,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -116,26 +117,25 @@ struct ExecutePlanOptions {
   std::function<void(unsigned entry, const VariantResult &result,
                      VariantOrigin origin)>
       finished;
+  /// Results of entries compiled outside any executor (the primary hint set
+  /// that a client's own pipeline compiles in place, ReplayInstrumentation),
+  /// by entry: settled as compiled (labelled, stored, reported, copied to
+  /// the entries identical to them), never looked up, locked or sent.
+  std::map<unsigned, VariantResult> compiledElsewhere;
 };
 
 /// The one place where plan entries become results. Runs `entries`
 /// (positions in the plan) on `executor`: distinct entries come from the
-/// cache or compile (under per-key locks; an entry another process is
-/// compiling is waited for, then looked up again); an entry whose variant
-/// is identical to another requested entry (PlanEntry::sameAs) copies its
-/// outcome and is never sent anywhere. Every result gets its entry's labels.
-/// One result per entry, in order, duplicates marked. Fails only when the
-/// executor does.
+/// cache, from options.compiledElsewhere, or compile (under per-key locks; an
+/// entry another process is compiling is waited for, then looked up again); an
+/// entry whose variant is identical to another requested entry
+/// (PlanEntry::sameAs) copies its outcome and is never sent anywhere. Every
+/// result gets its entry's labels. One result per entry, in order, duplicates
+/// marked. Fails only when the executor does.
 mlir::FailureOr<std::vector<VariantResult>>
 executePlan(ReplayExecutor &executor, const ReplayWork &work,
             llvm::ArrayRef<unsigned> entries,
             const ExecutePlanOptions &options = {});
-
-/// Gives `result` the labels of `entry` (index, id, hints, binary pass):
-/// the step executePlan applies to every result, for the one made outside
-/// it (the primary hint set that a client's own pipeline compiles,
-/// ReplayInstrumentation).
-void labelVariantResult(VariantResult &result, const PlanEntry &entry);
 
 /// The fly-tune that ExecutorOptions::childTool defaults to ("" if none), or
 /// the tool `name` installed beside it (fly-opt for reproducers).

@@ -2,9 +2,13 @@
 //
 // For compilers that own their PassManager: add this instrumentation and run
 // the normal full pipeline. Right before gpu-module-to-binary runs (after it
-// the gpu.modules are gone) it replays that pass, with its exact options, for
-// hint sets 2..N on hinted clones and hands each variant to the sink; the
-// pipeline's own run then compiles hint set 1 in place.
+// the gpu.modules are gone) it plans every hint set, keeps a copy of the
+// module and applies hint set 1, which the pipeline's own run then compiles
+// in place. Right after, executePlan settles that result with the replays
+// of hint sets 2..N (that pass with its exact options, on hinted clones of
+// the copy): labels, copies of identical entries and duplicate marks come
+// from there, as for every front end. The sink gets every variant, in
+// hint-set order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +19,8 @@
 #include "fly/Hints/HintSet.h"
 #include "fly/Replay/VariantResult.h"
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -51,11 +57,17 @@ public:
   bool succeeded() const { return ok; }
 
 private:
+  /// Replays hint sets 2..N beside `primary`, the pipeline's own compile of
+  /// hint set 1, and hands every variant to the sink.
+  void replayBeside(VariantResult primary);
+
   std::vector<HintSet> hintSets;
   Sink sink;
   Options options;
-  /// What the pipeline's own run compiles (hint set 1), once planned.
-  std::optional<PlanEntry> primaryEntry;
+  /// The plan of every hint set and the module as it was before hint set 1
+  /// was applied, from runBeforePass to the pass's end.
+  std::optional<ReplayPlan> plan;
+  mlir::OwningOpRef<mlir::ModuleOp> preBinary;
   bool ok = true;
 };
 

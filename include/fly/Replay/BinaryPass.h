@@ -40,6 +40,10 @@ mlir::FailureOr<BinaryPassOptions> parseBinaryPass(llvm::StringRef text,
 mlir::FailureOr<BinaryPassOptions> readBinaryPassOptions(mlir::Pass &pass,
                                                          mlir::Location loc);
 
+/// Whether `a` and `b` configure the same pass: equal options, the format
+/// compared as the CompilationTarget it names (`bin` is `binary`).
+bool isSameBinaryPass(const BinaryPassOptions &a, const BinaryPassOptions &b);
+
 /// The pass as it prints itself (printAsTextualPipeline): the spelling
 /// manifests and cache keys record.
 std::string printBinaryPass(const BinaryPassOptions &options);
