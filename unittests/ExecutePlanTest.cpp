@@ -13,6 +13,7 @@
 #include "fly/Executor/Executor.h"
 #include "fly/Executor/SlurmExecutor.h"
 #include "fly/Replay/ReplayPlan.h"
+#include "fly/Support/InstallLocation.h"
 #include "fly/Transforms/Passes.h"
 
 #include "mlir/InitAllPasses.h"

@@ -8,6 +8,7 @@
 #include "fly/Pipeline/ReplayInstrumentation.h"
 #include "fly/Replay/Replay.h"
 
+#include "fly/Support/InstallLocation.h"
 #include "fly/Transforms/Passes.h"
 
 #include "mlir/InitAllPasses.h"

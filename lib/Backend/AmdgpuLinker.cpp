@@ -4,12 +4,15 @@
 // the object goes to a temporary "*.o", ld.lld runs as
 //   ld.lld -shared <in.o> -o <out.hsaco>
 // and the code object is read back from the temporary "*.hsaco". Only the
-// ld.lld step differs: lld::lldMain in this process instead of a child.
+// ld.lld step differs: lld::lldMain in this process, or, while another
+// thread holds lld, in a child: fly-tune started as "ld.lld" (runLinker).
 //
 //===----------------------------------------------------------------------===//
 
 #include "fly/Backend/AmdgpuLinker.h"
+#include "Support/Environment.h"
 #include "Support/LLVMCompat.h"
+#include "fly/Support/InstallLocation.h"
 
 #include "mlir/Target/LLVM/ROCDL/Utils.h"
 
@@ -20,6 +23,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <mutex>
@@ -45,17 +51,104 @@ std::mutex &lldMutex() {
 bool lldCanRunAgain = true;
 } // namespace
 
+/// Where a link runs: FLY_AMDGPU_LINK=in-process | child | auto (default:
+/// in this process while lld is free, else in a child).
+enum class LinkPlace { Auto, InProcess, Child };
+
+static LinkPlace getLinkPlace() {
+  static const LinkPlace place = [] {
+    std::optional<std::string> value =
+        llvm::sys::Process::GetEnv("FLY_AMDGPU_LINK");
+    if (!value || value->empty() || *value == "auto")
+      return LinkPlace::Auto;
+    if (*value == "in-process")
+      return LinkPlace::InProcess;
+    if (*value == "child")
+      return LinkPlace::Child;
+    warnOnce("FLY_AMDGPU_LINK",
+             "FLY_AMDGPU_LINK='" + *value +
+                 "' is not auto, in-process or child; using auto");
+    return LinkPlace::Auto;
+  }();
+  return place;
+}
+
+/// The program a child link runs: fly-tune installed beside this code ("" if
+/// none; links then wait for lld in this process).
+static const std::string &getChildLinker() {
+  static const std::string linker = findChildTool("fly-tune");
+  return linker;
+}
+
+bool isLinkerInvocation(StringRef argv0) {
+  return llvm::sys::path::filename(argv0) == "ld.lld";
+}
+
+int runLinker(int argc, const char **argv) {
+  lld::Result result =
+      lld::lldMain(llvm::ArrayRef(argv, argc), llvm::outs(), llvm::errs(),
+                   {{lld::Gnu, &lld::elf::link}});
+  llvm::outs().flush();
+  llvm::errs().flush();
+  return result.retCode;
+}
+
 bool isInProcessAmdgpuLinkerAvailable() {
   std::lock_guard<std::mutex> lock(lldMutex());
   return lldCanRunAgain;
 }
 
+namespace {
+/// What one ld.lld run said.
+struct LinkRun {
+  int retCode = 1;
+  std::string output;
+};
+} // namespace
+
+/// `args` by fly-tune as "ld.lld" in a child process; nullopt (after
+/// emitError) when it could not run at all.
+static std::optional<LinkRun>
+linkInChild(const std::string &linker, ArrayRef<const char *> args,
+            function_ref<InFlightDiagnostic()> emitError) {
+  SmallString<128> outputPath;
+  if (llvm::sys::fs::createTemporaryFile("kernel-lld", "txt", outputPath)) {
+    emitError() << "failed to create a temporary file for ld.lld's output";
+    return std::nullopt;
+  }
+  llvm::FileRemover removeOutput(outputPath);
+  SmallVector<StringRef> argv(args.begin(), args.end());
+  std::optional<StringRef> redirects[] = {StringRef(""), outputPath.str(),
+                                          outputPath.str()};
+  std::string message;
+  bool failedToRun = false;
+  // A link of one kernel takes milliseconds: the bound only keeps a stuck
+  // child from holding the compile forever.
+  constexpr unsigned linkSecondsLimit = 300;
+  LinkRun run;
+  run.retCode = llvm::sys::ExecuteAndWait(
+      linker, argv, /*Env=*/std::nullopt, redirects, linkSecondsLimit,
+      /*MemoryLimit=*/0, &message, &failedToRun);
+  if (failedToRun || run.retCode < 0) {
+    emitError() << "ld.lld (" << linker << " as ld.lld) did not finish"
+                << (message.empty() ? "" : ": ") << message;
+    return std::nullopt;
+  }
+  if (llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> output =
+          llvm::MemoryBuffer::getFile(outputPath, /*IsText=*/true))
+    run.output = (*output)->getBuffer().str();
+  return run;
+}
+
 FailureOr<SmallVector<char, 0>>
 linkAmdgpuObject(ArrayRef<char> objectCode, StringRef fallbackToolkitPath,
                  function_ref<InFlightDiagnostic()> emitError) {
+  LinkPlace place = getLinkPlace();
+  const std::string &childLinker = getChildLinker();
+  bool childAllowed = place != LinkPlace::InProcess && !childLinker.empty();
   {
     std::lock_guard<std::mutex> lock(lldMutex());
-    if (!lldCanRunAgain)
+    if (!lldCanRunAgain && !childAllowed)
       return ROCDL::linkObjectCode(objectCode, fallbackToolkitPath, emitError);
   }
 
@@ -85,37 +178,54 @@ linkAmdgpuObject(ArrayRef<char> objectCode, StringRef fallbackToolkitPath,
            << "failed to create a temporary file for the HSA code object";
   llvm::FileRemover removeHsaco(hsacoPath);
 
-  // lld turns a fatal error into a return only inside a CrashRecoveryContext
-  // that can longjmp; without Enable() it would exit the process.
-  static std::once_flag enableCrashRecovery;
-  std::call_once(enableCrashRecovery,
-                 [] { llvm::CrashRecoveryContext::Enable(); });
-
   const char *args[] = {"ld.lld", "-shared", objectPath.c_str(), "-o",
                         hsacoPath.c_str()};
+  LinkRun run;
   std::string lldStdout, lldStderr;
-  lld::Result result{/*retCode=*/1, /*canRunAgain=*/false};
-  bool ranInProcess = false;
+  bool inProcess = false;
   {
-    llvm::raw_string_ostream stdoutOS(lldStdout), stderrOS(lldStderr);
-    std::lock_guard<std::mutex> lock(lldMutex());
+    // Variants that finish together would otherwise queue on lld one link
+    // after another; a child costs a process start, a queue the links ahead.
+    std::unique_lock<std::mutex> lock(lldMutex(), std::defer_lock);
+    if (!childAllowed)
+      lock.lock();
+    else if (place == LinkPlace::Auto)
+      (void)lock.try_lock();
     // Another thread's link may have used up lld while this one waited.
-    if (lldCanRunAgain) {
-      result =
+    inProcess = lock.owns_lock() && lldCanRunAgain;
+    if (inProcess) {
+      // lld turns a fatal error into a return only inside a
+      // CrashRecoveryContext that can longjmp; without Enable() it would exit
+      // the process.
+      static std::once_flag enableCrashRecovery;
+      std::call_once(enableCrashRecovery,
+                     [] { llvm::CrashRecoveryContext::Enable(); });
+      llvm::raw_string_ostream stdoutOS(lldStdout), stderrOS(lldStderr);
+      lld::Result result =
           lld::lldMain(args, stdoutOS, stderrOS, {{lld::Gnu, &lld::elf::link}});
-      ranInProcess = true;
       if (!result.canRunAgain)
         lldCanRunAgain = false;
+      run.retCode = result.retCode;
+    } else {
+      if (lock.owns_lock())
+        lock.unlock();
+      if (!childAllowed)
+        return ROCDL::linkObjectCode(objectCode, fallbackToolkitPath,
+                                     emitError);
+      std::optional<LinkRun> child = linkInChild(childLinker, args, emitError);
+      if (!child)
+        return failure();
+      run = std::move(*child);
+      lldStderr = std::move(run.output);
     }
   }
-  if (!ranInProcess)
-    return ROCDL::linkObjectCode(objectCode, fallbackToolkitPath, emitError);
 
   StringRef out = StringRef(lldStdout).trim();
   StringRef err = StringRef(lldStderr).trim();
-  if (result.retCode != 0) {
+  if (run.retCode != 0) {
     InFlightDiagnostic diag = emitError();
-    diag << "in-process ld.lld failed (exit code " << result.retCode << ")";
+    diag << (inProcess ? "in-process ld.lld" : "ld.lld")
+         << " failed (exit code " << run.retCode << ")";
     if (!err.empty())
       diag << ": " << err;
     if (!out.empty())

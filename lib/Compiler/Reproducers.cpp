@@ -5,6 +5,7 @@
 #include "fly/Executor/Executor.h"
 #include "fly/Pipeline/StageDumper.h"
 #include "fly/Snapshot/Snapshot.h"
+#include "fly/Support/InstallLocation.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"

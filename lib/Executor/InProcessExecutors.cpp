@@ -1,5 +1,6 @@
 //===- InProcessExecutors.cpp - Batch and crash-isolated replays ----------===//
 
+#include "Executor/FreeMemoryReleaser.h"
 #include "Support/FatalErrors.h"
 #include "fly/Executor/Executor.h"
 
@@ -11,9 +12,6 @@
 #include <atomic>
 #include <mutex>
 #include <optional>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 using namespace mlir;
 using namespace llvm;
@@ -97,22 +95,17 @@ static std::string crashMessage(const CrashRecoveryContext &crc,
       .str();
 }
 
-/// Gives the allocator's free pages back to the system. Each pool thread
-/// allocates from its own glibc arena, which never reuses what phase 1 or
-/// another thread freed, so without this the peak RSS of a big sweep is the
-/// sum of every arena's high-water mark. A trim costs microseconds to
-/// milliseconds; a variant's compile, tens of milliseconds and more.
-static void releaseFreeMemory() {
-#if defined(__GLIBC__)
-  malloc_trim(0);
-#endif
+/// Process-wide, as the allocator is.
+static FreeMemoryReleaser &getFreeMemoryReleaser() {
+  static FreeMemoryReleaser releaser(releaseFreeHeapPages);
+  return releaser;
 }
 
 LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
                                         ArrayRef<unsigned> entries,
                                         const VariantSink &finished) {
   CrashRecoveryContext::Enable();
-  releaseFreeMemory();
+  getFreeMemoryReleaser().planStarting();
   FatalErrorsUnwindCrashRecovery fatalErrors;
   const ReplayPlan &plan = work.plan;
   std::atomic<bool> setupFailed{false};
@@ -121,7 +114,9 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   std::optional<DefaultThreadPool> alone;
   if (work.nestInSource)
     alone.emplace(hardware_concurrency(1));
-  ThreadPoolTaskGroup pool(alone ? *alone : getPool());
+  ThreadPoolInterface &threadPool = alone ? *alone : getPool();
+  ThreadPoolTaskGroup pool(threadPool);
+  unsigned threads = std::max(1u, threadPool.getMaxConcurrency());
   ReplayOptions one;
   one.maxParallel = 1;
   one.sharedIsa = std::make_shared<SharedIsaTable>();
@@ -190,7 +185,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
       }
       if (replayed)
         finished(e, std::move(*replayed));
-      releaseFreeMemory();
+      getFreeMemoryReleaser().variantFinished(threads);
     });
   }
   pool.wait();

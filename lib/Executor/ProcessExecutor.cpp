@@ -36,19 +36,6 @@ using namespace llvm;
 
 namespace fly {
 
-std::string findChildTool(StringRef name) {
-  // ../bin/fly-tune from the file that holds this code: the fly-tune program
-  // itself, or libFlySnapshotCAPI.so / the plugin in <prefix>/lib.
-  std::string holder = getCodeFilePath(reinterpret_cast<const void *>(
-      static_cast<std::string (*)(StringRef)>(&findChildTool)));
-  SmallString<256> real;
-  if (holder.empty() || sys::fs::real_path(holder, real))
-    return "";
-  SmallString<256> tool(sys::path::parent_path(sys::path::parent_path(real)));
-  sys::path::append(tool, "bin", name);
-  return sys::fs::can_execute(tool) ? std::string(tool) : "";
-}
-
 namespace {
 class ProcessExecutor : public ReplayExecutor {
 public:

@@ -3,6 +3,7 @@
 #include "fly/Executor/SlurmExecutor.h"
 #include "fly/Executor/SlurmSweep.h"
 #include "fly/Executor/WorkDir.h"
+#include "fly/Support/InstallLocation.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/Diagnostics.h"

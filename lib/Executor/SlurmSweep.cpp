@@ -2,6 +2,7 @@
 
 #include "fly/Executor/SlurmSweep.h"
 #include "fly/Support/BoundedJSON.h"
+#include "fly/Support/InstallLocation.h"
 #include "fly/Support/SafeFile.h"
 
 #include "llvm/ADT/StringExtras.h"

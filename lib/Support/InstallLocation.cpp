@@ -4,6 +4,8 @@
 
 #include "Location/CodeFile.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 using namespace llvm;
@@ -19,6 +21,17 @@ std::string getProgramDir() {
 std::string getCodeFilePath(const void *address) {
   std::string file = location::getCodeFilePath(address);
   return file.empty() ? getProgramPath() : file;
+}
+
+std::string findChildTool(StringRef name) {
+  std::string holder = getCodeFilePath(reinterpret_cast<const void *>(
+      static_cast<std::string (*)(StringRef)>(&findChildTool)));
+  SmallString<256> real;
+  if (holder.empty() || sys::fs::real_path(holder, real))
+    return "";
+  SmallString<256> tool(sys::path::parent_path(sys::path::parent_path(real)));
+  sys::path::append(tool, "bin", name);
+  return sys::fs::can_execute(tool) ? std::string(tool) : "";
 }
 
 } // namespace fly

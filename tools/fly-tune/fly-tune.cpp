@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fly/Backend/AmdgpuLinker.h"
 #include "fly/Cache/CacheKey.h"
 #include "fly/Support/InstallLocation.h"
 #include "fly/Support/ToolHelp.h"
@@ -239,6 +240,9 @@ static void printProgress(StringRef line) {
 }
 
 int main(int argc, char **argv) {
+  // Started as ld.lld: a child link of fly's own (fly/Backend/AmdgpuLinker.h).
+  if (fly::isLinkerInvocation(argv[0]))
+    return fly::runLinker(argc, const_cast<const char **>(argv));
   llvm::InitLLVM init(argc, argv);
   // Before anything else registers options: these are LLVM's and the
   // linked libraries' static ones, shown by --help-hidden only.

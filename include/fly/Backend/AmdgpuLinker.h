@@ -6,7 +6,9 @@
 // (mlir::ROCDL::linkObjectCode). Starting that process loads libLLVM.so and
 // costs tens of milliseconds per variant. linkAmdgpuObject runs the same
 // link with lld's ELF driver linked into this process, with the same
-// arguments, and gives the same bytes.
+// arguments, and gives the same bytes. lld runs one link at a time in a
+// process; a link that finds it busy runs in a child instead: fly-tune
+// started as "ld.lld", the same driver, so again the same bytes.
 //
 // Side effects of lld as a library (lld's own behaviour, not ours):
 //  * every link calls llvm::cl::ResetAllOptionOccurrences() (lld/ELF's
@@ -34,8 +36,12 @@ namespace fly {
 
 /// Links one AMDGPU relocatable object into a shared code object exactly as
 /// mlir::ROCDL::linkObjectCode does (ld.lld -shared), but with lld linked into
-/// this process: no process start. Thread-safe (lld keeps global state, so
-/// links are serialised by a mutex). Errors go to emitError with lld's message.
+/// this process: no process start. Thread-safe: lld keeps global state, so
+/// one link runs in the process at a time, and a link that finds lld busy
+/// runs in a child, the fly-tune installed beside this code (findChildTool)
+/// started as "ld.lld", or waits when there is none. FLY_AMDGPU_LINK=
+/// in-process (always wait) or child (every link in a child) overrides that.
+/// Errors go to emitError with lld's message.
 ///
 /// Once lld has reported that it cannot run again in this process (a fatal
 /// error or a crash inside lld; that call still reports lld's own result),
@@ -50,6 +56,13 @@ linkAmdgpuObject(llvm::ArrayRef<char> objectCode,
 /// False once lld said it cannot run again in this process; from then on
 /// linkAmdgpuObject spawns ld.lld.
 bool isInProcessAmdgpuLinkerAvailable();
+
+/// Whether a program was started as ld.lld (`argv0`'s file name): fly-tune
+/// then is lld's ELF driver (runLinker), for linkAmdgpuObject's child links.
+bool isLinkerInvocation(llvm::StringRef argv0);
+
+/// lld's ELF driver on `argv` (argv[0] "ld.lld"); its exit code.
+int runLinker(int argc, const char **argv);
 
 } // namespace fly
 

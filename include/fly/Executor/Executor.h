@@ -137,10 +137,6 @@ executePlan(ReplayExecutor &executor, const ReplayWork &work,
             llvm::ArrayRef<unsigned> entries,
             const ExecutePlanOptions &options = {});
 
-/// The fly-tune that ExecutorOptions::childTool defaults to ("" if none), or
-/// the tool `name` installed beside it (fly-opt for reproducers).
-std::string findChildTool(llvm::StringRef name = "fly-tune");
-
 } // namespace fly
 
 #endif // FLY_EXECUTOR_EXECUTOR_H

@@ -11,6 +11,8 @@
 #ifndef FLY_SUPPORT_INSTALLLOCATION_H
 #define FLY_SUPPORT_INSTALLLOCATION_H
 
+#include "llvm/ADT/StringRef.h"
+
 #include <string>
 
 namespace fly {
@@ -26,6 +28,12 @@ std::string getProgramDir();
 /// library it was linked into, else the program (also when `address` lies
 /// in no file). "" if unknown.
 std::string getCodeFilePath(const void *address);
+
+/// The fly tool `name` installed beside this code: <prefix>/bin/<name> for
+/// code in <prefix>/bin/fly-tune or <prefix>/lib/libFlySnapshotCAPI.so (or
+/// the plugin). "" if it is not there or cannot run. Child processes
+/// (executors, reproducers, child links) run what this finds.
+std::string findChildTool(llvm::StringRef name = "fly-tune");
 
 } // namespace fly
 
