@@ -51,24 +51,26 @@ std::mutex &lldMutex() {
 bool lldCanRunAgain = true;
 } // namespace
 
-/// Where a link runs: FLY_AMDGPU_LINK=in-process | child | auto (default:
-/// in this process while lld is free, else in a child).
-enum class LinkPlace { Auto, InProcess, Child };
+/// Where a link runs: FLY_AMDGPU_LINK=in-process (default: wait for lld),
+/// auto (in a child while another link holds lld) or child (always). On the
+/// H200 at 16 threads, auto gained no wall time and cost 3-8 % more CPU
+/// (bench/h200-n-le-p): the default waits.
+enum class LinkPlace { InProcess, Auto, Child };
 
 static LinkPlace getLinkPlace() {
   static const LinkPlace place = [] {
     std::optional<std::string> value =
         llvm::sys::Process::GetEnv("FLY_AMDGPU_LINK");
-    if (!value || value->empty() || *value == "auto")
-      return LinkPlace::Auto;
-    if (*value == "in-process")
+    if (!value || value->empty() || *value == "in-process")
       return LinkPlace::InProcess;
+    if (*value == "auto")
+      return LinkPlace::Auto;
     if (*value == "child")
       return LinkPlace::Child;
     warnOnce("FLY_AMDGPU_LINK",
              "FLY_AMDGPU_LINK='" + *value +
-                 "' is not auto, in-process or child; using auto");
-    return LinkPlace::Auto;
+                 "' is not in-process, auto or child; using in-process");
+    return LinkPlace::InProcess;
   }();
   return place;
 }
@@ -145,7 +147,8 @@ linkAmdgpuObject(ArrayRef<char> objectCode, StringRef fallbackToolkitPath,
                  function_ref<InFlightDiagnostic()> emitError) {
   LinkPlace place = getLinkPlace();
   const std::string &childLinker = getChildLinker();
-  bool childAllowed = place != LinkPlace::InProcess && !childLinker.empty();
+  // Also where lld cannot run again here: the wheel has no ld.lld of its own.
+  bool childAllowed = !childLinker.empty();
   {
     std::lock_guard<std::mutex> lock(lldMutex());
     if (!lldCanRunAgain && !childAllowed)
@@ -184,10 +187,10 @@ linkAmdgpuObject(ArrayRef<char> objectCode, StringRef fallbackToolkitPath,
   std::string lldStdout, lldStderr;
   bool inProcess = false;
   {
-    // Variants that finish together would otherwise queue on lld one link
-    // after another; a child costs a process start, a queue the links ahead.
+    // Variants that finish together queue on lld one link after another; a
+    // child costs a process start instead of the links ahead.
     std::unique_lock<std::mutex> lock(lldMutex(), std::defer_lock);
-    if (!childAllowed)
+    if (!childAllowed || place == LinkPlace::InProcess)
       lock.lock();
     else if (place == LinkPlace::Auto)
       (void)lock.try_lock();

@@ -7,8 +7,9 @@
 // costs tens of milliseconds per variant. linkAmdgpuObject runs the same
 // link with lld's ELF driver linked into this process, with the same
 // arguments, and gives the same bytes. lld runs one link at a time in a
-// process; a link that finds it busy runs in a child instead: fly-tune
-// started as "ld.lld", the same driver, so again the same bytes.
+// process. A child link is fly-tune started as "ld.lld", the same driver, so
+// again the same bytes: where lld cannot run again in this process, and on
+// request (FLY_AMDGPU_LINK=auto while another link holds lld, or child).
 //
 // Side effects of lld as a library (lld's own behaviour, not ours):
 //  * every link calls llvm::cl::ResetAllOptionOccurrences() (lld/ELF's
@@ -37,17 +38,18 @@ namespace fly {
 /// Links one AMDGPU relocatable object into a shared code object exactly as
 /// mlir::ROCDL::linkObjectCode does (ld.lld -shared), but with lld linked into
 /// this process: no process start. Thread-safe: lld keeps global state, so
-/// one link runs in the process at a time, and a link that finds lld busy
-/// runs in a child, the fly-tune installed beside this code (findChildTool)
-/// started as "ld.lld", or waits when there is none. FLY_AMDGPU_LINK=
-/// in-process (always wait) or child (every link in a child) overrides that.
-/// Errors go to emitError with lld's message.
+/// one link runs in the process at a time and the others wait, unless
+/// FLY_AMDGPU_LINK=auto (a link that finds lld busy runs in a child: the
+/// fly-tune installed beside this code, findChildTool, started as "ld.lld")
+/// or child (every link in a child). Errors go to emitError with lld's
+/// message.
 ///
 /// Once lld has reported that it cannot run again in this process (a fatal
 /// error or a crash inside lld; that call still reports lld's own result),
-/// every later call spawns `<fallbackToolkitPath>/llvm/bin/ld.lld` through
-/// mlir::ROCDL::linkObjectCode instead; `fallbackToolkitPath` is used for
-/// nothing else.
+/// every later call links in a child, or, without a fly-tune beside this
+/// code, spawns `<fallbackToolkitPath>/llvm/bin/ld.lld` through
+/// mlir::ROCDL::linkObjectCode; `fallbackToolkitPath` is used for nothing
+/// else.
 mlir::FailureOr<llvm::SmallVector<char, 0>>
 linkAmdgpuObject(llvm::ArrayRef<char> objectCode,
                  llvm::StringRef fallbackToolkitPath,
