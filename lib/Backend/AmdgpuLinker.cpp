@@ -53,8 +53,8 @@ bool lldCanRunAgain = true;
 
 /// Where a link runs: FLY_AMDGPU_LINK=in-process (default: wait for lld),
 /// auto (in a child while another link holds lld) or child (always). On the
-/// H200 at 16 threads, auto gained no wall time and cost 3-8 % more CPU
-/// (bench/h200-n-le-p): the default waits.
+/// H200 at 16 threads, auto gained no wall time and cost 5-24 % more CPU at
+/// N=64 (bench/h200-n-le-p): the default waits.
 enum class LinkPlace { InProcess, Auto, Child };
 
 static LinkPlace getLinkPlace() {
