@@ -155,7 +155,10 @@ FLY_CAPI_EXPORTED const void *flyVariantGetObject(FlyVariant variant,
  *  cancels the sweep: no further variant or kernel starts (those running
  *  finish and are still reported). The callback may call the API, but not
  *  flyCompilerCompile or flyCompilerSweep on the sweep's own compiler (they
- *  fail: it is busy with this sweep) nor flyCompilerDestroy of it. */
+ *  fail: it is busy with this sweep). flyCompilerDestroy of the sweep's own
+ *  compiler from the callback cancels the sweep as returning true does and
+ *  destroys the compiler when flyCompilerSweep returns (its result stays
+ *  valid); the handle must not be used after that call. */
 typedef bool (*FlyVariantCallback)(FlyVariant variant, const char *variantJSON,
                                    void *userData);
 

@@ -62,6 +62,9 @@ struct CompilerImpl {
   std::unique_ptr<MLIRContext> context;
   std::unique_ptr<fly::SplitCompiler> compiler;
   std::mutex mutex;
+  /// flyCompilerDestroy from a callback of this compiler's sweep: the sweep
+  /// stops starting variants and destroys the compiler when it returns.
+  std::atomic<bool> destroyAfterSweep{false};
 };
 
 struct ResultImpl {
@@ -273,7 +276,14 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
   }
 }
 
-void flyCompilerDestroy(FlyCompiler compiler) { delete unwrap(compiler); }
+void flyCompilerDestroy(FlyCompiler compiler) {
+  CompilerImpl *impl = unwrap(compiler);
+  if (impl && impl == callbackOf) {
+    impl->destroyAfterSweep = true;
+    return;
+  }
+  delete impl;
+}
 
 /// The checks before a compile, in flyCompilerCompile's order.
 static llvm::Error checkArguments(const char *hintSetsJSON, const char *chip,
@@ -413,13 +423,11 @@ const void *flyVariantGetObject(FlyVariant variant, size_t object,
   return bytes.data();
 }
 
-FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
-                           size_t numKernels, const char *pipeline,
-                           const char *hintSetsJSON, const char *chip,
-                           const char *optionsJSON, FlyVariantCallback callback,
-                           void *userData) {
-  lastError.clear();
-  CompilerImpl *impl = unwrap(compiler);
+static FlyResult sweepOn(CompilerImpl *impl, const FlySweepKernel *kernels,
+                         size_t numKernels, const char *pipeline,
+                         const char *hintSetsJSON, const char *chip,
+                         const char *optionsJSON, FlyVariantCallback callback,
+                         void *userData) {
   if (!impl)
     return nullResult("null compiler");
   if (impl == callbackOf)
@@ -487,7 +495,7 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
     callbackOf = impl;
     bool cancel = callback(FlyVariant{&variant}, text.c_str(), userData);
     callbackOf = outer;
-    if (cancel)
+    if (cancel || impl->destroyAfterSweep)
       cancelled = true;
   };
   auto *r = new ResultImpl;
@@ -534,6 +542,21 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
   // A callback on this thread may have failed a call of its own.
   lastError.clear();
   return wrap(r);
+}
+
+FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
+                           size_t numKernels, const char *pipeline,
+                           const char *hintSetsJSON, const char *chip,
+                           const char *optionsJSON, FlyVariantCallback callback,
+                           void *userData) {
+  lastError.clear();
+  CompilerImpl *impl = unwrap(compiler);
+  FlyResult result = sweepOn(impl, kernels, numKernels, pipeline, hintSetsJSON,
+                             chip, optionsJSON, callback, userData);
+  // The result owns its variants: it outlives the compiler.
+  if (impl && impl->destroyAfterSweep)
+    delete impl;
+  return result;
 }
 
 const char *flyResultGetDiagnostics(FlyResult result) {

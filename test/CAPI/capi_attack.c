@@ -89,6 +89,18 @@ static bool reenter(FlyVariant variant, const char *json, void *userData) {
   return r->cancelAfter && r->calls >= r->cancelAfter;
 }
 
+/* A sweep callback that destroys the sweep's own compiler at the first
+ * variant. */
+static bool destroyOwnCompiler(FlyVariant variant, const char *json,
+                               void *userData) {
+  struct Reentrant *r = (struct Reentrant *)userData;
+  (void)variant;
+  (void)json;
+  if (++r->calls == 1)
+    flyCompilerDestroy(r->compiler);
+  return false;
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: %s <kernel.mlir> <rocm-toolkit>\n", argv[0]);
@@ -233,6 +245,26 @@ int main(int argc, char **argv) {
   expect("sweep, cancelled from the callback",
          !flyResultIsNull(r) && cancel.calls == 1 &&
              flyResultGetNumVariants(r) < 4 &&
+             strstr(flyResultGetDiagnostics(r),
+                    "kernel second was not compiled: the sweep was cancelled"),
+         detail);
+  flyResultDestroy(r);
+
+  /* Its own compiler destroyed from the first callback: the sweep stops as
+   * if cancelled, returns what it made, and the compiler goes after it. */
+  FlyCompiler doomed = flyCompilerCreate(
+      "{\"jobs\": 1, \"cache\": false, \"executor\": \"batch\"}");
+  struct Reentrant destroy = {doomed, source, pipeline, size, 0, 0, 0, 0, {0}};
+  r = flyCompilerSweep(doomed, kernels, 2, pipeline, "[{}, {\"O\": 2}]",
+                       "rocdl:gfx942", NULL, destroyOwnCompiler, &destroy);
+  const char *firstJSON = flyResultGetVariantJSON(r, 0);
+  snprintf(detail, sizeof detail, "null=%d variants=%zu calls=%d json=%.60s",
+           flyResultIsNull(r), flyResultGetNumVariants(r), destroy.calls,
+           firstJSON ? firstJSON : "(null)");
+  expect("sweep, callback destroys its compiler",
+         !flyCompilerIsNull(doomed) && !flyResultIsNull(r) &&
+             destroy.calls == 1 && flyResultGetNumVariants(r) < 4 &&
+             firstJSON && strstr(firstJSON, "\"kernel\":\"first\"") &&
              strstr(flyResultGetDiagnostics(r),
                     "kernel second was not compiled: the sweep was cancelled"),
          detail);
