@@ -103,7 +103,11 @@ static inline bool flyCompilerIsNull(FlyCompiler compiler) {
   return compiler.ptr == NULL;
 }
 
-/** Destroys a compiler; null compilers are ignored. */
+/** Destroys a compiler; null compilers are ignored. Called while a compile
+ *  or sweep of it runs (from a sweep's callback, or another thread), it
+ *  cancels the sweep as a callback returning true does, a call still waiting
+ *  for the compiler fails, and the compiler goes when the last call returns
+ *  (results stay valid). The handle must not be used after this call. */
 FLY_CAPI_EXPORTED void flyCompilerDestroy(FlyCompiler compiler);
 
 /** Why the last fallible call on this thread failed ("" after one that
@@ -155,10 +159,7 @@ FLY_CAPI_EXPORTED const void *flyVariantGetObject(FlyVariant variant,
  *  cancels the sweep: no further variant or kernel starts (those running
  *  finish and are still reported). The callback may call the API, but not
  *  flyCompilerCompile or flyCompilerSweep on the sweep's own compiler (they
- *  fail: it is busy with this sweep). flyCompilerDestroy of the sweep's own
- *  compiler from the callback cancels the sweep as returning true does and
- *  destroys the compiler when flyCompilerSweep returns (its result stays
- *  valid); the handle must not be used after that call. */
+ *  fail: it is busy with this sweep). */
 typedef bool (*FlyVariantCallback)(FlyVariant variant, const char *variantJSON,
                                    void *userData);
 

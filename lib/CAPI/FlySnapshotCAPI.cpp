@@ -62,9 +62,39 @@ struct CompilerImpl {
   std::unique_ptr<MLIRContext> context;
   std::unique_ptr<fly::SplitCompiler> compiler;
   std::mutex mutex;
-  /// flyCompilerDestroy from a callback of this compiler's sweep: the sweep
-  /// stops starting variants and destroys the compiler when it returns.
-  std::atomic<bool> destroyAfterSweep{false};
+  /// flyCompilerDestroy while calls run (from a sweep's callback, or another
+  /// thread): a sweep stops starting variants, a call still waiting for the
+  /// compiler fails, and the last call to return destroys it.
+  std::atomic<bool> destroyRequested{false};
+  std::mutex lifetimeMutex;
+  unsigned activeCalls = 0;
+};
+
+/// Keeps a compiler alive for one call of the API on it.
+class CompilerCall {
+public:
+  explicit CompilerCall(CompilerImpl *impl) : impl(impl) {
+    if (!impl)
+      return;
+    std::lock_guard<std::mutex> lock(impl->lifetimeMutex);
+    ++impl->activeCalls;
+  }
+  ~CompilerCall() {
+    if (!impl)
+      return;
+    bool last;
+    {
+      std::lock_guard<std::mutex> lock(impl->lifetimeMutex);
+      last = --impl->activeCalls == 0 && impl->destroyRequested;
+    }
+    if (last)
+      delete impl;
+  }
+  CompilerCall(const CompilerCall &) = delete;
+  CompilerCall &operator=(const CompilerCall &) = delete;
+
+private:
+  CompilerImpl *impl;
 };
 
 struct ResultImpl {
@@ -278,9 +308,13 @@ FlyCompiler flyCompilerCreate(const char *optionsJSON) {
 
 void flyCompilerDestroy(FlyCompiler compiler) {
   CompilerImpl *impl = unwrap(compiler);
-  if (impl && impl == callbackOf) {
-    impl->destroyAfterSweep = true;
+  if (!impl)
     return;
+  {
+    std::lock_guard<std::mutex> lock(impl->lifetimeMutex);
+    impl->destroyRequested = true;
+    if (impl->activeCalls)
+      return;
   }
   delete impl;
 }
@@ -346,6 +380,7 @@ FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
                              const char *hintSetsJSON, const char *chip) {
   lastError.clear();
   CompilerImpl *impl = unwrap(compiler);
+  CompilerCall call(impl);
   if (!impl)
     return nullResult("null compiler");
   if (impl == callbackOf)
@@ -371,6 +406,8 @@ FlyResult flyCompilerCompile(FlyCompiler compiler, const char *source,
 
   auto *r = new ResultImpl;
   std::lock_guard<std::mutex> lock(impl->mutex);
+  if (impl->destroyRequested)
+    return failedResult(r, "the compiler was destroyed");
   std::mutex diagMutex;
   ScopedDiagnosticHandler handler(impl->context.get(), [&](Diagnostic &diag) {
     return captureDiagnostic(diag, r, diagMutex);
@@ -484,22 +521,26 @@ static FlyResult sweepOn(CompilerImpl *impl, const FlySweepKernel *kernels,
   }
 
   std::atomic<bool> cancelled{false};
-  options.cancelled = [&] { return cancelled.load(); };
   options.variantFinished = [&](unsigned kernel, unsigned,
                                 const fly::VariantResult &variant,
                                 bool fromCache) {
-    if (!callback || cancelled)
+    if (!callback || cancelled || impl->destroyRequested)
       return;
     std::string text = variantText(variant, fromCache, &names[kernel], kernel);
     const void *outer = callbackOf;
     callbackOf = impl;
     bool cancel = callback(FlyVariant{&variant}, text.c_str(), userData);
     callbackOf = outer;
-    if (cancel || impl->destroyAfterSweep)
+    if (cancel)
       cancelled = true;
+  };
+  options.cancelled = [&] {
+    return cancelled.load() || impl->destroyRequested.load();
   };
   auto *r = new ResultImpl;
   std::lock_guard<std::mutex> lock(impl->mutex);
+  if (impl->destroyRequested)
+    return failedResult(r, "the compiler was destroyed");
   std::mutex diagMutex;
   ScopedDiagnosticHandler handler(impl->context.get(), [&](Diagnostic &diag) {
     return captureDiagnostic(diag, r, diagMutex);
@@ -515,11 +556,11 @@ static FlyResult sweepOn(CompilerImpl *impl, const FlySweepKernel *kernels,
   bool anyCompiled = false;
   for (auto [k, result] : llvm::enumerate(results)) {
     if (failed(result)) {
-      appendLine(r->diagnostics,
-                 "error: kernel " + names[k] +
-                     (cancelled ? " was not compiled: the sweep "
-                                  "was cancelled"
-                                : " failed as a whole"));
+      appendLine(r->diagnostics, "error: kernel " + names[k] +
+                                     (cancelled || impl->destroyRequested
+                                          ? " was not compiled: the sweep "
+                                            "was cancelled"
+                                          : " failed as a whole"));
       continue;
     }
     anyCompiled = true;
@@ -551,12 +592,10 @@ FlyResult flyCompilerSweep(FlyCompiler compiler, const FlySweepKernel *kernels,
                            void *userData) {
   lastError.clear();
   CompilerImpl *impl = unwrap(compiler);
-  FlyResult result = sweepOn(impl, kernels, numKernels, pipeline, hintSetsJSON,
-                             chip, optionsJSON, callback, userData);
   // The result owns its variants: it outlives the compiler.
-  if (impl && impl->destroyAfterSweep)
-    delete impl;
-  return result;
+  CompilerCall call(impl);
+  return sweepOn(impl, kernels, numKernels, pipeline, hintSetsJSON, chip,
+                 optionsJSON, callback, userData);
 }
 
 const char *flyResultGetDiagnostics(FlyResult result) {

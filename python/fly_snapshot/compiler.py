@@ -449,9 +449,10 @@ class Compiler(_OwnedHandle):
         :raises CompileError: after the variants, when a kernel failed as a
             whole (its diagnostics).
 
-        The compile runs on a library thread; closing the iterator (or an
-        exception such as KeyboardInterrupt in the loop) cancels the rest:
-        nothing more starts, what runs finishes, then the call returns.
+        The compile runs on a library thread; closing the iterator or the
+        compiler (or an exception such as KeyboardInterrupt in the loop)
+        cancels the rest: nothing more starts, what runs finishes, then the
+        call returns.
         """
         if isinstance(kernels, Mapping):
             named = [(str(k), v) for k, v in kernels.items()]
@@ -571,6 +572,10 @@ class Compiler(_OwnedHandle):
                 diagnostics = error_text or ""
         if failure is not None:
             raise failure
+        if self._handle is None:
+            # close() during the sweep cancelled it, as closing the iterator
+            # does; the library destroyed the compiler once it returned.
+            return
         failed = [name.decode() for name, _ in sources if name.decode() not in seen]
         if failed or not succeeded:
             error = CompileError(diagnostics)

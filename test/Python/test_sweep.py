@@ -74,6 +74,20 @@ def test_closing_the_iterator_cancels(rocdl, tile_matmul):
     again.close()
 
 
+def test_closing_the_compiler_during_a_sweep(rocdl, tile_matmul):
+    """close() from the loop while the library's thread still compiles: the
+    sweep stops as a cancelled one does, and the library destroys the
+    compiler once its call returned (not under it)."""
+    it = rocdl.sweep({"a": tile_matmul, "b": tile_matmul},
+                     [{"waves_per_eu": w} for w in (1, 2, 3, 4, 5, 6)])
+    first = next(it)
+    assert first.ok
+    rocdl.close()
+    rest = list(it)
+    assert len(rest) < 11 and all(v.ok for v in rest)
+    assert not [t for t in threading.enumerate() if t.name == "fly-sweep"]
+
+
 def test_sweep_errors(rocdl, tile_matmul):
     with pytest.raises(InvalidInputError, match="kernels must be"):
         rocdl.sweep(tile_matmul)
