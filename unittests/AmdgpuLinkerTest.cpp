@@ -1,6 +1,7 @@
 //===- AmdgpuLinkerTest.cpp - In-process ld.lld vs the spawned ld.lld -----===//
 
 #include "fly/Backend/AmdgpuLinker.h"
+#include "fly/Support/InstallLocation.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
@@ -194,15 +195,23 @@ TEST(AmdgpuLinker, GarbageFailsWithLldsMessageAndLldStaysUsable) {
       failed(fly::linkAmdgpuObject(corrupt, kToolkit, diags.emitter())) &&
       StringRef(diags.messages).contains("ld.lld: error: ");
   bool usedUp = !fly::isInProcessAmdgpuLinkerAvailable();
+  // fly-tune beside the test (build/bin) links from now on: the toolkit's
+  // ld.lld is needed only without it.
+  bool toolkitNeeded = fly::amdgpuLinksNeedToolkitLdLld();
+  bool toolkitNeedKnown = toolkitNeeded == fly::findChildTool().empty();
   DiagCollector after;
   FailureOr<SmallVector<char, 0>> linked =
       fly::linkAmdgpuObject(object, kToolkit, after.emitter());
   bool fallbackMatches = succeeded(linked) && str(*linked) == str(spawned);
-  std::fprintf(stderr, "failed=%d usedUp=%d fallbackMatches=%d\n%s%s",
-               failedWithMessage, usedUp, fallbackMatches,
-               diags.messages.c_str(), after.messages.c_str());
+  std::fprintf(
+      stderr,
+      "failed=%d usedUp=%d fallbackMatches=%d toolkitNeedKnown=%d\n%s%s",
+      failedWithMessage, usedUp, fallbackMatches, toolkitNeedKnown,
+      diags.messages.c_str(), after.messages.c_str());
   std::fflush(stderr);
-  std::_Exit(failedWithMessage && usedUp && fallbackMatches ? 0 : 1);
+  std::_Exit(failedWithMessage && usedUp && fallbackMatches && toolkitNeedKnown
+                 ? 0
+                 : 1);
 }
 
 // A corrupt ELF makes lld fail fatally (canRunAgain == false). That state is
@@ -219,7 +228,7 @@ TEST(AmdgpuLinkerDeathTest, AfterAFatalLldErrorLinksFallBackToLdLld) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(linkCorruptThenValid(object, *spawned),
               ::testing::ExitedWithCode(0),
-              "failed=1 usedUp=1 fallbackMatches=1");
+              "failed=1 usedUp=1 fallbackMatches=1 toolkitNeedKnown=1");
 }
 
 // lld resets all llvm::cl options of the process on every link; programs

@@ -100,6 +100,10 @@ bool isInProcessAmdgpuLinkerAvailable() {
   return lldCanRunAgain;
 }
 
+bool amdgpuLinksNeedToolkitLdLld() {
+  return !isInProcessAmdgpuLinkerAvailable() && getChildLinker().empty();
+}
+
 namespace {
 /// What one ld.lld run said.
 struct LinkRun {

@@ -51,10 +51,10 @@ static LogicalResult verifyToolkit(const BinaryPassOptions &binaryPass,
   });
   if (!rocdl)
     return success();
-  // ld.lld runs in this process (Backend/AmdgpuLinker.cpp); the one on disk
-  // is needed only once lld cannot run again here.
+  // ld.lld runs in this process or as fly-tune (Backend/AmdgpuLinker.cpp);
+  // the toolkit's is needed only once neither can.
   SmallVector<StringRef, 2> needed = {"amdgcn/bitcode"};
-  if (!isInProcessAmdgpuLinkerAvailable())
+  if (amdgpuLinksNeedToolkitLdLld())
     needed.push_back("llvm/bin/ld.lld");
   for (StringRef part : needed) {
     SmallString<256> path(toolkit);

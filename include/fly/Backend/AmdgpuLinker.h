@@ -56,8 +56,12 @@ linkAmdgpuObject(llvm::ArrayRef<char> objectCode,
                  llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 /// False once lld said it cannot run again in this process; from then on
-/// linkAmdgpuObject spawns ld.lld.
+/// linkAmdgpuObject links in a child.
 bool isInProcessAmdgpuLinkerAvailable();
+
+/// Whether links need `<toolkit>/llvm/bin/ld.lld`: only once lld cannot run
+/// again here and no fly-tune is installed beside this code.
+bool amdgpuLinksNeedToolkitLdLld();
 
 /// Whether a program was started as ld.lld (`argv0`'s file name): fly-tune
 /// then is lld's ELF driver (runLinker), for linkAmdgpuObject's child links.
