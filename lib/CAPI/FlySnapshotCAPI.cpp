@@ -521,10 +521,14 @@ static FlyResult sweepOn(CompilerImpl *impl, const FlySweepKernel *kernels,
   }
 
   std::atomic<bool> cancelled{false};
+  // A callback's cancel, or the compiler destroyed during the sweep.
+  auto stopping = [&] {
+    return cancelled.load() || impl->destroyRequested.load();
+  };
   options.variantFinished = [&](unsigned kernel, unsigned,
                                 const fly::VariantResult &variant,
                                 bool fromCache) {
-    if (!callback || cancelled || impl->destroyRequested)
+    if (!callback || stopping())
       return;
     std::string text = variantText(variant, fromCache, &names[kernel], kernel);
     const void *outer = callbackOf;
@@ -534,9 +538,7 @@ static FlyResult sweepOn(CompilerImpl *impl, const FlySweepKernel *kernels,
     if (cancel)
       cancelled = true;
   };
-  options.cancelled = [&] {
-    return cancelled.load() || impl->destroyRequested.load();
-  };
+  options.cancelled = stopping;
   auto *r = new ResultImpl;
   std::lock_guard<std::mutex> lock(impl->mutex);
   if (impl->destroyRequested)
@@ -556,11 +558,11 @@ static FlyResult sweepOn(CompilerImpl *impl, const FlySweepKernel *kernels,
   bool anyCompiled = false;
   for (auto [k, result] : llvm::enumerate(results)) {
     if (failed(result)) {
-      appendLine(r->diagnostics, "error: kernel " + names[k] +
-                                     (cancelled || impl->destroyRequested
-                                          ? " was not compiled: the sweep "
-                                            "was cancelled"
-                                          : " failed as a whole"));
+      appendLine(r->diagnostics,
+                 "error: kernel " + names[k] +
+                     (stopping() ? " was not compiled: the sweep "
+                                   "was cancelled"
+                                 : " failed as a whole"));
       continue;
     }
     anyCompiled = true;
