@@ -10,11 +10,18 @@
 
 using namespace fly;
 
+/// Queues `n` variants on `releaser`.
+static void queue(FreeMemoryReleaser &releaser, int n) {
+  for (int i = 0; i < n; ++i)
+    releaser.variantQueued();
+}
+
 TEST(FreeMemoryReleaserTest, TrimsOncePerRoundOfThreads) {
   unsigned trims = 0;
   FreeMemoryReleaser releaser([&] { ++trims; });
   releaser.planStarting();
   EXPECT_EQ(trims, 1u);
+  queue(releaser, 13);
   // 4 threads: a trim after every 4th finished variant, not after each.
   for (int i = 0; i < 3; ++i)
     releaser.variantFinished(4);
@@ -26,9 +33,38 @@ TEST(FreeMemoryReleaserTest, TrimsOncePerRoundOfThreads) {
   EXPECT_EQ(trims, 4u);
   // One thread: after every variant.
   FreeMemoryReleaser alone([&] { ++trims; });
+  queue(alone, 3);
   alone.variantFinished(1);
   alone.variantFinished(1);
   EXPECT_EQ(trims, 6u);
+}
+
+TEST(FreeMemoryReleaserTest, NoTrimOnceNoVariantIsLeft) {
+  unsigned trims = 0;
+  FreeMemoryReleaser releaser([&] { ++trims; });
+  // The last of a round that is also the last variant: nothing would reuse
+  // the pages, and the results would wait for the trim.
+  queue(releaser, 4);
+  for (int i = 0; i < 4; ++i)
+    releaser.variantFinished(4);
+  EXPECT_EQ(trims, 0u);
+  // A variant queued meanwhile (another kernel of a sweep) is still to come.
+  queue(releaser, 5);
+  for (int i = 0; i < 4; ++i)
+    releaser.variantFinished(4);
+  EXPECT_EQ(trims, 1u);
+  releaser.variantFinished(4);
+  EXPECT_EQ(trims, 1u);
+}
+
+TEST(FreeMemoryReleaserTest, NoTrimAfterAVariantThatDidNotReturn) {
+  unsigned trims = 0;
+  FreeMemoryReleaser releaser([&] { ++trims; });
+  queue(releaser, 3);
+  releaser.variantFinished(1, /*mayTrim=*/false);
+  EXPECT_EQ(trims, 0u);
+  releaser.variantFinished(1);
+  EXPECT_EQ(trims, 1u);
 }
 
 TEST(FreeMemoryReleaserTest, AThreadFindingATrimRunningSkipsItsOwn) {
@@ -50,6 +86,7 @@ TEST(FreeMemoryReleaserTest, AThreadFindingATrimRunningSkipsItsOwn) {
   }
   // The first trim is still running: these return at once, trimming nothing.
   releaser.planStarting();
+  queue(releaser, 2);
   releaser.variantFinished(1);
   EXPECT_EQ(trims.load(), 1u);
   {

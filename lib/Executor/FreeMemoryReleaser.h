@@ -6,8 +6,10 @@
 // every arena in turn and drops pages from every thread's TLB: trimming
 // after every variant made sixteen threads that finish together wait on each
 // other's trims. One trim at a time (a thread that finds one running skips
-// its own), and at most one per `threads` finished variants: each thread's
-// arena then holds at most one finished variant's garbage.
+// its own), at most one per `threads` finished variants, and none once no
+// variant is left to reuse the pages: each thread's arena then holds at most
+// one finished variant's garbage, and the last variant's thread does not
+// trim while the results wait for it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,14 +25,29 @@ namespace fly {
 /// Gives the allocator's free pages back to the system (malloc_trim).
 void releaseFreeHeapPages();
 
+/// Makes the allocator grow a thread's heap in large steps, once per
+/// process. glibc grows a thread's arena by what each allocation lacks, with
+/// an mprotect that holds the process's memory-map lock for writing: threads
+/// compiling their first variants at once wait on each other's thousands of
+/// small steps, which separate processes do not. Leaves the allocator as it
+/// is where the user tuned it (GLIBC_TUNABLES, MALLOC_*_).
+void growHeapsInLargeSteps();
+
 class FreeMemoryReleaser {
 public:
   explicit FreeMemoryReleaser(std::function<void()> trim)
       : trim(std::move(trim)) {}
 
-  /// A variant finished on a pool of `threads` threads.
-  void variantFinished(unsigned threads) {
-    if (finishedSinceTrim.fetch_add(1) + 1 < threads)
+  /// A variant was handed to a pool.
+  void variantQueued() { ++unfinished; }
+
+  /// A queued variant finished on a pool of `threads` threads. `mayTrim`
+  /// false: it did not run, or crashed and its heap is not to be walked.
+  void variantFinished(unsigned threads, bool mayTrim = true) {
+    bool othersLeft = unfinished.fetch_sub(1) > 1;
+    if (!mayTrim)
+      return;
+    if (finishedSinceTrim.fetch_add(1) + 1 < threads || !othersLeft)
       return;
     tryTrim();
   }
@@ -50,6 +67,7 @@ private:
   std::function<void()> trim;
   std::mutex mutex;
   std::atomic<unsigned> finishedSinceTrim{0};
+  std::atomic<unsigned> unfinished{0};
 };
 
 } // namespace fly

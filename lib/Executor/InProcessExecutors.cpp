@@ -4,6 +4,7 @@
 #include "Support/FatalErrors.h"
 #include "fly/Executor/Executor.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ThreadPool.h"
@@ -39,6 +40,8 @@ public:
     MLIRContext *context = work.preBinary.getContext();
     unsigned threads =
         context->isMultithreadingEnabled() ? context->getNumThreads() : 1;
+    if (threads > 1)
+      growHeapsInLargeSteps();
     if (replay.maxParallel == 0 || replay.maxParallel >= threads)
       replay.maxParallel =
           std::max<unsigned>(std::max(replay.maxParallel, threads),
@@ -67,10 +70,12 @@ private:
   ThreadPoolInterface &getPool() {
     std::lock_guard<std::mutex> guard(poolMutex);
     // 0 jobs = every hardware thread (hardware_concurrency(0) would be one).
-    if (!pool)
+    if (!pool) {
+      growHeapsInLargeSteps();
       pool = std::make_unique<DefaultThreadPool>(
           options.jobs ? hardware_concurrency(options.jobs)
                        : hardware_concurrency());
+    }
     return *pool;
   }
 
@@ -157,8 +162,15 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
       return failure();
   }
 
+  FreeMemoryReleaser &releaser = getFreeMemoryReleaser();
   for (unsigned e : entries) {
+    releaser.variantQueued();
     pool.async([&, e] {
+      // Only after a replay that returned: a crashed one's heap is not
+      // walked by a trim.
+      bool returned = false;
+      llvm::scope_exit settle(
+          [&] { releaser.variantFinished(threads, /*mayTrim=*/returned); });
       if (work.mayStart && !work.mayStart())
         return;
       // Handed over only once the replay returned: a crash after the result
@@ -179,13 +191,13 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
         finished(e, std::move(crashed));
         return;
       }
+      returned = true;
       if (failed(status)) {
         setupFailed = true;
         return;
       }
       if (replayed)
         finished(e, std::move(*replayed));
-      getFreeMemoryReleaser().variantFinished(threads);
     });
   }
   pool.wait();
