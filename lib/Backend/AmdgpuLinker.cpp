@@ -3,9 +3,10 @@
 // Mirrors mlir::ROCDL::linkObjectCode (mlir/lib/Target/LLVM/ROCDL/Target.cpp):
 // the object goes to a temporary "*.o", ld.lld runs as
 //   ld.lld -shared <in.o> -o <out.hsaco>
-// and the code object is read back from the temporary "*.hsaco". Only the
-// ld.lld step differs: lld::lldMain in this process, or, while another
-// thread holds lld, in a child: fly-tune started as "ld.lld" (runLinker).
+// and the code object is read back from the temporary "*.hsaco". The ld.lld
+// step differs: lld::lldMain in this process, or, while another thread holds
+// lld, in a child: fly-tune started as "ld.lld" (runLinker); and two options
+// that do not change the output make each link cheaper.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 
 #include "lld/Common/Driver.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FileSystem.h"
@@ -159,34 +161,44 @@ linkAmdgpuObject(ArrayRef<char> objectCode, StringRef fallbackToolkitPath,
       return ROCDL::linkObjectCode(objectCode, fallbackToolkitPath, emitError);
   }
 
-  // The same temporary files as ROCDL::linkObjectCode; lld reads its inputs
-  // from and writes its output to the file system.
-  int objectFd = -1;
-  SmallString<128> objectPath;
-  if (llvm::sys::fs::createTemporaryFile("kernel%%", "o", objectFd, objectPath))
-    return emitError()
-           << "failed to create a temporary file for dumping the ISA binary";
-  llvm::FileRemover removeObject(objectPath);
+  // lld reads its input from and writes its output to the file system. Both
+  // go into a directory of their own: the output does not exist before the
+  // link, so lld neither starts a thread to unlink it (unlinkAsync) nor
+  // needs a name others cannot guess.
+  SmallString<128> linkDir;
+  if (llvm::sys::fs::createUniqueDirectory("fly-link", linkDir))
+    return emitError() << "failed to create a temporary directory for the link";
+  SmallString<128> objectPath(linkDir), hsacoPath(linkDir);
+  llvm::sys::path::append(objectPath, "kernel.o");
+  llvm::sys::path::append(hsacoPath, "kernel.hsaco");
+  llvm::scope_exit removeLinkDir([&] {
+    llvm::sys::fs::remove(objectPath);
+    llvm::sys::fs::remove(hsacoPath);
+    llvm::sys::fs::remove(linkDir);
+  });
   {
-    llvm::raw_fd_ostream os(objectFd, /*shouldClose=*/true);
-    os << StringRef(objectCode.data(), objectCode.size());
-    os.close();
-    if (os.has_error()) {
-      std::string message = os.error().message();
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
+    if (!ec) {
+      os << StringRef(objectCode.data(), objectCode.size());
+      os.close();
+      ec = os.error();
       os.clear_error();
-      return emitError() << "failed to write the ISA binary to " << objectPath
-                         << ": " << message;
     }
+    if (ec)
+      return emitError() << "failed to write the ISA binary to " << objectPath
+                         << ": " << ec.message();
   }
 
-  SmallString<128> hsacoPath;
-  if (llvm::sys::fs::createTemporaryFile("kernel", "hsaco", hsacoPath))
-    return emitError()
-           << "failed to create a temporary file for the HSA code object";
-  llvm::FileRemover removeHsaco(hsacoPath);
-
-  const char *args[] = {"ld.lld", "-shared", objectPath.c_str(), "-o",
-                        hsacoPath.c_str()};
+  // ROCDL::linkObjectCode's "ld.lld -shared in.o -o out.hsaco", plus two
+  // options that change how lld works, not what it writes (the objects stay
+  // byte-identical; test/Tools compare them with cmp): one thread, as one
+  // kernel's link is far too small to share out, and the output written
+  // from memory, not through an mmap whose munmap interrupts every thread
+  // of a process compiling other variants.
+  const char *args[] = {
+      "ld.lld",          "-shared",     objectPath.c_str(),     "-o",
+      hsacoPath.c_str(), "--threads=1", "--no-mmap-output-file"};
   LinkRun run;
   std::string lldStdout, lldStderr;
   bool inProcess = false;
