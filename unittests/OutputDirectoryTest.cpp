@@ -25,6 +25,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
 using namespace fly;
 using llvm::StringRef;
 
@@ -114,6 +118,46 @@ TEST_F(OutputDirectoryTest, ReplacesTheWholeDirectoryAndKeepsForeignFiles) {
   EXPECT_EQ(read(out + "/best-config.json"), "mine");
   // No staging directory or old version is left beside it.
   expectOnlyOutDirAndLock();
+}
+
+TEST_F(OutputDirectoryTest, ThreadsWriteIntoOneStagingDirectory) {
+  auto dir = OutputDirectory::create(out);
+  ASSERT_TRUE(static_cast<bool>(dir)) << llvm::toString(dir.takeError());
+  constexpr int threads = 8, filesPerThread = 40;
+  std::atomic<int> failures{0}, sameNameRefused{0};
+  std::vector<std::thread> writers;
+  for (int t = 0; t < threads; ++t)
+    writers.emplace_back([&, t] {
+      for (int i = 0; i < filesPerThread; ++i) {
+        std::string name = "t" + std::to_string(t) + "-" + std::to_string(i);
+        if (llvm::Error err = (*dir)->write(name, name)) {
+          llvm::consumeError(std::move(err));
+          ++failures;
+        }
+        // Every thread also tries the one shared name: one write wins.
+        if (i == 0)
+          if (llvm::Error err = (*dir)->write("shared", "x")) {
+            llvm::consumeError(std::move(err));
+            ++sameNameRefused;
+          }
+      }
+    });
+  for (std::thread &writer : writers)
+    writer.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(sameNameRefused.load(), threads - 1);
+  llvm::Error err = (*dir)->commit();
+  ASSERT_FALSE(static_cast<bool>(err)) << llvm::toString(std::move(err));
+  for (int t = 0; t < threads; ++t)
+    for (int i = 0; i < filesPerThread; ++i) {
+      std::string name = "t" + std::to_string(t) + "-" + std::to_string(i);
+      EXPECT_EQ(read(out + "/" + name), name);
+    }
+  // The record (a comment line, then one file per line) lists every file
+  // once, "shared" too: the next run removes exactly these.
+  std::string record = read(out + "/" + OutputDirectory::kRecordName.str());
+  EXPECT_EQ(std::count(record.begin(), record.end(), '\n'),
+            1 + threads * filesPerThread + 1);
 }
 
 TEST_F(OutputDirectoryTest, UncommittedRunLeavesThePreviousOutDir) {

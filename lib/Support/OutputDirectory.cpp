@@ -361,10 +361,14 @@ Error OutputDirectory::writePrinted(StringRef name,
       name == kStagingMarkerName)
     return fail("refusing to write '" + name + "' in out-dir '" + path +
                 "': not a plain file name");
-  if (!writtenNames.insert(name).second)
-    return fail("two outputs are named '" + name + "' in out-dir '" + path +
-                "'");
   std::string full = sibling(staging, name);
+  {
+    std::lock_guard<std::mutex> lock(writtenMutex);
+    if (!writtenNames.insert(name).second)
+      return fail("two outputs are named '" + name + "' in out-dir '" + path +
+                  "'");
+    written.push_back(name.str());
+  }
   ++writesInFlight;
   auto inFlight = llvm::make_scope_exit([&] {
     // After an interrupt the handler may already have emptied the staging
@@ -377,7 +381,6 @@ Error OutputDirectory::writePrinted(StringRef name,
     return fail("interrupted while writing out-dir '" + path + "'");
   if (!cleanedAsAWhole)
     sys::RemoveFileOnSignal(full);
-  written.push_back(name.str());
   int fd;
   if (std::error_code ec = sys::fs::openFileForWrite(
           full, fd, sys::fs::CD_CreateNew, sys::fs::OF_None))

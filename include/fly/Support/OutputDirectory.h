@@ -30,6 +30,7 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,7 @@ public:
   ~OutputDirectory();
 
   /// Writes file `name` (one plain component) into the staging directory.
+  /// write and writePrinted may be called from several threads at once.
   llvm::Error write(llvm::StringRef name, llvm::StringRef contents);
   /// Writes file `name` as `print` prints it, straight into the file: a big
   /// output (a sweep's manifest) is never a string in memory as a whole.
@@ -75,6 +77,7 @@ private:
 
   std::string path;
   std::string staging;
+  std::mutex writtenMutex;
   std::vector<std::string> written;
   llvm::StringSet<> writtenNames;
   bool committed = false;
