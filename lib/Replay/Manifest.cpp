@@ -169,9 +169,8 @@ Error writeSweepOutputs(
   std::vector<std::vector<std::string>> files(results.size());
   // Big variants' files on threads of their own: printing a GEMM's
   // gpu.binary text takes milliseconds, and N of them one after the other
-  // were the part of a sweep's wall time that N separate compiles spread out
-  // (on the H200, 35 ms of 490 for 16 variants of a 50 KB object). Small
-  // ones print faster than threads start.
+  // are wall time that N separate compiles spread out
+  // (bench/h200-n-le-p). Small ones print faster than threads start.
   std::vector<std::optional<Error>> errors(results.size());
   auto writeVariant = [&](size_t index) -> Error {
     const VariantResult &result = results[index];
