@@ -17,6 +17,7 @@
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <optional>
 
 using namespace llvm;
@@ -207,6 +208,16 @@ Error writeSweepOutputs(
             ? 1
             : std::min<size_t>(results.size(),
                                hardware_concurrency().compute_thread_count());
+    // After a failure (a full disk, an interrupt) no further variant starts.
+    std::atomic<bool> failed{false};
+    auto writeOrSkip = [&](size_t index) {
+      if (failed)
+        return;
+      Error err = writeVariant(index);
+      if (err)
+        failed = true;
+      errors[index].emplace(std::move(err));
+    };
     std::optional<DefaultThreadPool> pool;
     if (threads > 1)
       pool.emplace(hardware_concurrency(threads));
@@ -214,14 +225,14 @@ Error writeSweepOutputs(
       if (!results[i].succeeded())
         continue;
       if (pool)
-        pool->async([&, i] { errors[i].emplace(writeVariant(i)); });
+        pool->async([&, i] { writeOrSkip(i); });
       else
-        errors[i].emplace(writeVariant(i));
+        writeOrSkip(i);
     }
     if (pool)
       pool->wait();
   }
-  // The first variant's error, whichever thread failed first.
+  // Of the variants that failed, the first in variant order.
   std::optional<Error> first;
   for (std::optional<Error> &err : errors) {
     if (!err || !*err)
