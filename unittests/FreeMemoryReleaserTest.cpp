@@ -16,6 +16,12 @@ static void queue(FreeMemoryReleaser &releaser, int n) {
     releaser.variantQueued();
 }
 
+/// `n` variants finish on a pool of `threads`.
+static void finish(FreeMemoryReleaser &releaser, int n, unsigned threads) {
+  for (int i = 0; i < n; ++i)
+    releaser.variantFinished(threads);
+}
+
 TEST(FreeMemoryReleaserTest, TrimsOncePerRoundOfThreads) {
   unsigned trims = 0;
   FreeMemoryReleaser releaser([&] { ++trims; });
@@ -23,19 +29,16 @@ TEST(FreeMemoryReleaserTest, TrimsOncePerRoundOfThreads) {
   EXPECT_EQ(trims, 1u);
   queue(releaser, 13);
   // 4 threads: a trim after every 4th finished variant, not after each.
-  for (int i = 0; i < 3; ++i)
-    releaser.variantFinished(4);
+  finish(releaser, 3, 4);
   EXPECT_EQ(trims, 1u);
   releaser.variantFinished(4);
   EXPECT_EQ(trims, 2u);
-  for (int i = 0; i < 8; ++i)
-    releaser.variantFinished(4);
+  finish(releaser, 8, 4);
   EXPECT_EQ(trims, 4u);
   // One thread: after every variant.
   FreeMemoryReleaser alone([&] { ++trims; });
   queue(alone, 3);
-  alone.variantFinished(1);
-  alone.variantFinished(1);
+  finish(alone, 2, 1);
   EXPECT_EQ(trims, 6u);
 }
 
@@ -45,13 +48,11 @@ TEST(FreeMemoryReleaserTest, NoTrimOnceNoVariantIsLeft) {
   // The last of a round that is also the last variant: nothing would reuse
   // the pages, and the results would wait for the trim.
   queue(releaser, 4);
-  for (int i = 0; i < 4; ++i)
-    releaser.variantFinished(4);
+  finish(releaser, 4, 4);
   EXPECT_EQ(trims, 0u);
   // A variant queued meanwhile (another kernel of a sweep) is still to come.
   queue(releaser, 5);
-  for (int i = 0; i < 4; ++i)
-    releaser.variantFinished(4);
+  finish(releaser, 4, 4);
   EXPECT_EQ(trims, 1u);
   releaser.variantFinished(4);
   EXPECT_EQ(trims, 1u);

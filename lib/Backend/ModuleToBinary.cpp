@@ -8,9 +8,12 @@
 // mlir/lib/Target/LLVM/ROCDL/Target.cpp (LLVM 22) forwarding the callbacks.
 // Its run() is ModuleToObject::run of mlir/lib/Target/LLVM/ModuleToObject.cpp
 // (LLVM 22) with optimizeModule through fly::optimizeSharingRocdl
-// (RocdlSharedOpt.h). The objects are byte-identical to upstream's
-// (test/Tools/fly-tune-dump-ir*.test and rocdl-shared-opt.test compare them
-// with `cmp`).
+// (RocdlSharedOpt.h), and its TargetMachine is lent by the pool
+// (TargetMachinePool.h), so getOrCreateTargetMachine's users
+// (setDataLayoutAndTriple, optimizeModule, ROCDL's moduleToObjectImpl) are
+// mirrored too. The objects are byte-identical to upstream's
+// (test/Tools/fly-tune-dump-ir*.test, rocdl-shared-opt.test and
+// rocdl-target-machine-reuse.test compare them with `cmp`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +21,9 @@
 #include "Support/FatalErrors.h"
 #include "Support/LLVMCompat.h"
 #include "fly/Backend/RocdlSharedOpt.h"
+#include "fly/Backend/TargetMachinePool.h"
 
+#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Target/LLVM/ROCDL/Utils.h"
 
@@ -165,10 +170,13 @@ public:
     auto optimize = [&](llvm::Module &module) {
       return optimizeModule(module, optLevel);
     };
-    FailureOr<llvm::TargetMachine *> targetMachine =
-        optLevel < 0 || optLevel > 3
-            ? FailureOr<llvm::TargetMachine *>(failure())
-            : getOrCreateTargetMachine();
+    FailureOr<llvm::TargetMachine *> targetMachine = failure();
+    if (optLevel >= 0 && optLevel <= 3) {
+      if (llvm::TargetMachine *lent = lentMachine(llvmModule.get()))
+        targetMachine = lent;
+      else
+        targetMachine = getOrCreateTargetMachine();
+    }
     if (failed(targetMachine)) {
       if (failed(optimize(*llvmModule)))
         return std::nullopt;
@@ -191,14 +199,20 @@ public:
 
   FailureOr<SmallVector<char, 0>>
   moduleToObject(llvm::Module &llvmModule) override {
-    FailureOr<SmallVector<char, 0>> object =
-        moduleToObjectImpl(targetOptions, llvmModule);
+    FailureOr<SmallVector<char, 0>> object = objectOf(llvmModule);
     // format=isa: the object is the ISA (compileToBinary is not reached).
     if (succeeded(object) && isaCallback &&
         targetOptions.getCompilationTarget() ==
             gpu::CompilationTarget::Assembly)
       isaCallback(StringRef(object->data(), object->size()));
     return object;
+  }
+
+  /// The serialization returned an object and LLVM reported no error: its
+  /// machine may serve a later one.
+  void keepMachine() {
+    if (lent && keepable)
+      lent->keep();
   }
 
 protected:
@@ -209,8 +223,88 @@ protected:
     return SerializeGPUModuleBase::compileToBinary(serializedISA);
   }
 
+  /// ModuleToObject::setDataLayoutAndTriple (LLVM 22) on the lent machine.
+  void setDataLayoutAndTriple(llvm::Module &module) override {
+    llvm::TargetMachine *machine = lentMachine(nullptr);
+    if (!machine)
+      return SerializeGPUModuleBase::setDataLayoutAndTriple(module);
+    module.setDataLayout(machine->createDataLayout());
+    module.setTargetTriple(machine->getTargetTriple());
+  }
+
+  /// ModuleToObject::optimizeModule (LLVM 22) on the lent machine.
+  LogicalResult optimizeModule(llvm::Module &module, int level) override {
+    llvm::TargetMachine *machine =
+        level < 0 || level > 3 ? nullptr : lentMachine(&module);
+    if (!machine)
+      return SerializeGPUModuleBase::optimizeModule(module, level);
+    machine->setOptLevel(static_cast<llvm::CodeGenOptLevel>(level));
+    auto transformer =
+        makeOptimizingTransformer(level, /*sizeLevel=*/0, machine);
+    if (llvm::Error error = transformer(&module)) {
+      InFlightDiagnostic mlirError = getOperation().emitError();
+      llvm::handleAllErrors(
+          std::move(error), [&mlirError](const llvm::ErrorInfoBase &ei) {
+            mlirError << "Could not optimize LLVM IR: " << ei.message() << "\n";
+          });
+      return mlirError;
+    }
+    return success();
+  }
+
 private:
+  /// SerializeGPUModuleBase::moduleToObjectImpl (LLVM 22) on the lent
+  /// machine (its LLVM_DEBUG prints are left out: LLVM is a release build).
+  FailureOr<SmallVector<char, 0>> objectOf(llvm::Module &llvmModule) {
+    llvm::TargetMachine *machine =
+        targetOptions.getCompilationTarget() == gpu::CompilationTarget::Offload
+            ? nullptr
+            : lentMachine(&llvmModule);
+    if (!machine)
+      return moduleToObjectImpl(targetOptions, llvmModule);
+    FailureOr<SmallString<0>> serializedISA = translateModuleToISA(
+        llvmModule, *machine, [&]() { return getOperation().emitError(); });
+    if (failed(serializedISA))
+      return getOperation().emitError()
+             << "failed translating the module to ISA";
+    if (targetOptions.getCompilationTarget() ==
+        gpu::CompilationTarget::Assembly)
+      return SmallVector<char, 0>(serializedISA->begin(), serializedISA->end());
+    if (getToolkitPath().empty())
+      return getOperation().emitError()
+             << "invalid ROCm path, please set a valid path";
+    return compileToBinary(*serializedISA);
+  }
+
+  /// The machine this serialization compiles with, lent on first use; null:
+  /// upstream's own (reuse off, or a target that upstream's call reports).
+  /// `module`, once there is one, decides whether a kept machine may serve
+  /// it; if not, a new machine does and is not kept.
+  llvm::TargetMachine *lentMachine(const llvm::Module *module) {
+    if (!reuseMachines)
+      return nullptr;
+    if (!lent)
+      lent.emplace(fly::lendTargetMachine(triple, chip, features));
+    if (module && !fly::canKeptTargetMachineServe(*module)) {
+      if (keepable && !lent->isNew() && !servedModule) {
+        // Untouched but for a data layout: back to the pool.
+        lent->keep();
+        lent.reset();
+        lent.emplace(fly::lendTargetMachine(triple, chip, features,
+                                            /*onlyNew=*/true));
+      }
+      keepable = false;
+    }
+    if (module)
+      servedModule = true;
+    return lent->get();
+  }
+
   gpu::TargetOptions targetOptions;
+  bool reuseMachines = fly::isTargetMachineReuseEnabled();
+  std::optional<fly::LentTargetMachine> lent;
+  bool keepable = true;
+  bool servedModule = false;
 };
 
 /// Keeps the error diagnostics of the LLVMContext a serializer compiles in
@@ -262,12 +356,18 @@ private:
 } // namespace
 
 /// What ROCDLTargetAttrImpl::serializeToObject does, with our serializer.
+/// Its TargetMachine goes back to the pool only if it returned an object
+/// and `llvmErrors` is still empty.
 static std::optional<SmallVector<char, 0>>
 serializeRocdl(gpu::GPUModuleOp gpuModule, ROCDL::ROCDLTargetAttr target,
-               const gpu::TargetOptions &options) {
+               const gpu::TargetOptions &options,
+               const std::string &llvmErrors) {
   CapturingRocdlSerializer serializer(*gpuModule, target, options);
   serializer.init();
-  return serializer.run();
+  std::optional<SmallVector<char, 0>> object = serializer.run();
+  if (object && llvmErrors.empty())
+    serializer.keepMachine();
+  return object;
 }
 
 void ModuleToBinaryPass::runOnOperation() {
@@ -330,7 +430,7 @@ void ModuleToBinaryPass::runOnOperation() {
     std::optional<SmallVector<char, 0>> serializedModule;
     std::optional<std::string> ended = fly::runUnwindingFatalErrors([&] {
       serializedModule =
-          rocdl ? serializeRocdl(gpuModule, rocdl, targetOptions)
+          rocdl ? serializeRocdl(gpuModule, rocdl, targetOptions, llvmErrors)
                 : target.serializeToObject(gpuModule, targetOptions);
     });
     if (ended) {

@@ -71,10 +71,13 @@ private:
     std::lock_guard<std::mutex> guard(poolMutex);
     // 0 jobs = every hardware thread (hardware_concurrency(0) would be one).
     if (!pool) {
-      growHeapsInLargeSteps();
-      pool = std::make_unique<DefaultThreadPool>(
-          options.jobs ? hardware_concurrency(options.jobs)
-                       : hardware_concurrency());
+      ThreadPoolStrategy strategy = options.jobs
+                                        ? hardware_concurrency(options.jobs)
+                                        : hardware_concurrency();
+      // As the batch executor: one thread never contends for the heap.
+      if (strategy.compute_thread_count() > 1)
+        growHeapsInLargeSteps();
+      pool = std::make_unique<DefaultThreadPool>(strategy);
     }
     return *pool;
   }
