@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fly/Backend/RocdlSharedOpt.h"
+#include "ModuleIsa.h"
 #include "fly/Backend/ModuleToBinary.h"
 #include "fly/Compiler/Registration.h"
 #include "fly/Hints/ApplyHints.h"
@@ -111,17 +112,7 @@ protected:
       EXPECT_TRUE(succeeded(applyHints(clone, hints))) << hints.canonical();
     }
     base.erase();
-    PassManager pm(&context);
-    FlyModuleToBinaryOptions options;
-    options.compilationTarget = "isa";
-    pm.addPass(createFlyModuleToBinary(options, nullptr));
-    EXPECT_TRUE(succeeded(pm.run(*source)));
-    std::vector<std::string> isa;
-    for (auto binary : source->getOps<gpu::BinaryOp>())
-      isa.push_back(cast<gpu::ObjectAttr>(binary.getObjectsAttr()[0])
-                        .getObject()
-                        .getValue()
-                        .str());
+    std::vector<std::string> isa = compileToIsa(*source);
     EXPECT_EQ(isa.size(), hintSets->size());
     return isa;
   }

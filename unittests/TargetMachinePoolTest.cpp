@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fly/Backend/TargetMachinePool.h"
+#include "ModuleIsa.h"
 #include "fly/Backend/ModuleToBinary.h"
 #include "fly/Compiler/Registration.h"
 
@@ -25,7 +26,10 @@
 #include "gtest/gtest.h"
 
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace mlir;
@@ -69,7 +73,9 @@ TEST_F(TargetMachinePoolTest, KeptMachineServesTheNextLend) {
 TEST_F(TargetMachinePoolTest, MachineNotKeptIsDiscarded) {
   TargetMachinePoolStats before = getTargetMachinePoolStats();
   // A serialization that failed (or a fatal error left) does not keep().
-  { LentTargetMachine lent = lendTargetMachine(kTriple, "gfx908", ""); }
+  {
+    LentTargetMachine lent = lendTargetMachine(kTriple, "gfx908", "");
+  }
   LentTargetMachine next = lendTargetMachine(kTriple, "gfx908", "");
   EXPECT_TRUE(next.isNew());
   TargetMachinePoolStats after = getTargetMachinePoolStats();
@@ -88,6 +94,40 @@ TEST_F(TargetMachinePoolTest, ConcurrentLendsGetDistinctMachines) {
   LentTargetMachine fresh =
       lendTargetMachine(kTriple, "gfx90a", "", /*onlyNew=*/true);
   EXPECT_TRUE(fresh.isNew());
+}
+
+TEST_F(TargetMachinePoolTest, NoMachineIsLentTwiceAtOnce) {
+  // Eight threads lend, hold and give back machines of one target: a
+  // machine is never held by two at once, and every give-back is reused.
+  std::mutex mutex;
+  std::set<llvm::TargetMachine *> held;
+  bool lentTwice = false;
+  TargetMachinePoolStats before = getTargetMachinePoolStats();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        LentTargetMachine lent = lendTargetMachine(kTriple, "gfx1010", "");
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          lentTwice |= !held.insert(lent.get()).second;
+        }
+        std::this_thread::yield();
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          held.erase(lent.get());
+        }
+        lent.keep();
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_FALSE(lentTwice);
+  TargetMachinePoolStats after = getTargetMachinePoolStats();
+  EXPECT_EQ((after.created - before.created) + (after.reused - before.reused),
+            400u);
+  EXPECT_LE(after.created - before.created, 8u);
+  EXPECT_EQ(after.discarded - before.discarded, 0u);
 }
 
 TEST_F(TargetMachinePoolTest, KeptMachineComesBackAsNew) {
@@ -174,22 +214,10 @@ gpu.module @again [#rocdl.target<chip = "gfx1030">] {
 )mlir";
 
 std::vector<std::string> compileIsa(MLIRContext &context) {
-  OwningOpRef<ModuleOp> source = parseSourceString<ModuleOp>(kKernels, &context);
+  OwningOpRef<ModuleOp> source =
+      parseSourceString<ModuleOp>(kKernels, &context);
   EXPECT_TRUE(bool(source));
-  if (!source)
-    return {};
-  PassManager pm(&context);
-  FlyModuleToBinaryOptions options;
-  options.compilationTarget = "isa";
-  pm.addPass(createFlyModuleToBinary(options, nullptr));
-  EXPECT_TRUE(succeeded(pm.run(*source)));
-  std::vector<std::string> isa;
-  for (auto binary : source->getOps<gpu::BinaryOp>())
-    isa.push_back(cast<gpu::ObjectAttr>(binary.getObjectsAttr()[0])
-                      .getObject()
-                      .getValue()
-                      .str());
-  return isa;
+  return source ? compileToIsa(*source) : std::vector<std::string>();
 }
 
 TEST_F(TargetMachinePoolTest, PassOnKeptMachinesMakesTheSameIsa) {

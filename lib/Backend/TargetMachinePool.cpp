@@ -132,9 +132,9 @@ LentTargetMachine::~LentTargetMachine() {
 LentTargetMachine lendTargetMachine(StringRef triple, StringRef chip,
                                     StringRef features, bool onlyNew) {
   LentTargetMachine lent;
-  lent.key = (triple + StringRef("\0", 1) + chip + StringRef("\0", 1) +
-              features)
-                 .str();
+  lent.key =
+      (triple + StringRef("\0", 1) + chip + StringRef("\0", 1) + features)
+          .str();
   if (!onlyNew) {
     if (std::optional<Kept> kept = pool().take(lent.key)) {
       llvm::TargetMachine &machine = *kept->machine;
@@ -159,10 +159,10 @@ LentTargetMachine lendTargetMachine(StringRef triple, StringRef chip,
       target->createTargetMachine(parsedTriple, chip, features, {}, {}));
   if (!lent.machine)
     return LentTargetMachine();
-  lent.state = std::make_unique<LentTargetMachine::State>(
-      LentTargetMachine::State{Pristine{lent.machine->Options,
-                                        lent.machine->getOptLevel(),
-                                        lent.machine->getO0WantsFastISel()}});
+  lent.state =
+      std::make_unique<LentTargetMachine::State>(LentTargetMachine::State{
+          Pristine{lent.machine->Options, lent.machine->getOptLevel(),
+                   lent.machine->getO0WantsFastISel()}});
   lent.fresh = true;
   ++created;
   return lent;

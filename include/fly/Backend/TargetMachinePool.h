@@ -1,4 +1,5 @@
-//===- TargetMachinePool.h - TargetMachines kept between variants -*- C++ -*-===//
+//===- TargetMachinePool.h - TargetMachines kept between variants -*- C++
+//-*-===//
 //
 // A new llvm::TargetMachine builds its subtarget (for AMDGPU: instruction,
 // register and lowering tables, the GlobalISel legalizer) on its first
@@ -91,7 +92,8 @@ private:
 /// getOrCreateTargetMachine creates one (default options, relocation and code
 /// model), kept or new (`onlyNew`: new); empty if the target is unknown or
 /// refuses (upstream's call then says why).
-LentTargetMachine lendTargetMachine(llvm::StringRef triple, llvm::StringRef chip,
+LentTargetMachine lendTargetMachine(llvm::StringRef triple,
+                                    llvm::StringRef chip,
                                     llvm::StringRef features,
                                     bool onlyNew = false);
 
