@@ -21,6 +21,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -33,14 +34,18 @@ HINTS = [{}, {"waves_per_eu": 2}, {"waves_per_eu": 4}, {"maxnreg": 64},
 
 def run(cmd, env=None):
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    sampler = Sampler(proc.pid, 0.2)
-    sampler.start()
-    _, status, ru = os.wait4(proc.pid, 0)
-    wall = time.monotonic() - start
-    sampler.stop.set()
-    sampler.join()
-    err = proc.stderr.read().decode(errors="replace")
+    # stderr to a file: a pipe nobody reads before wait4 fills up (a failing
+    # compile prints the whole module) and the child never exits.
+    with tempfile.TemporaryFile() as errfile:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errfile, env=env)
+        sampler = Sampler(proc.pid, 0.2)
+        sampler.start()
+        _, status, ru = os.wait4(proc.pid, 0)
+        wall = time.monotonic() - start
+        sampler.stop.set()
+        sampler.join()
+        errfile.seek(0)
+        err = errfile.read().decode(errors="replace")
     rc = os.waitstatus_to_exitcode(status)
     if rc != 0:
         raise SystemExit(f"memory.py: {' '.join(cmd)} exited {rc}:\n{err[-2000:]}")
