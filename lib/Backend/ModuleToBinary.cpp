@@ -286,7 +286,7 @@ private:
     if (!lent)
       lent.emplace(fly::lendTargetMachine(triple, chip, features));
     if (module && !fly::canKeptTargetMachineServe(*module)) {
-      if (keepable && !lent->isNew() && !servedModule) {
+      if (*lent && keepable && !lent->isNew() && !servedModule) {
         // Untouched but for a data layout: back to the pool.
         lent->keep();
         lent.reset();
