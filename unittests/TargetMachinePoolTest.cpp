@@ -38,7 +38,8 @@ using llvm::StringRef;
 
 namespace {
 
-/// A target of its own per test: machines kept by one test are not another's.
+/// Each test lends for a chip of its own: machines kept by one test are not
+/// another's.
 constexpr StringRef kTriple = "amdgcn-amd-amdhsa";
 
 class TargetMachinePoolTest : public ::testing::Test {

@@ -22,17 +22,25 @@ using llvm::StringRef;
 
 namespace fly {
 
-namespace {
-/// The state a compilation changes on a machine, as it was when new.
-struct Pristine {
+struct LentTargetMachine::Pristine {
   llvm::TargetOptions options;
   llvm::CodeGenOptLevel optLevel;
   bool o0WantsFastISel;
+
+  explicit Pristine(llvm::TargetMachine &machine)
+      : options(machine.Options), optLevel(machine.getOptLevel()),
+        o0WantsFastISel(machine.getO0WantsFastISel()) {}
+  void restore(llvm::TargetMachine &machine) const {
+    machine.Options = options;
+    machine.setOptLevel(optLevel);
+    machine.setO0WantsFastISel(o0WantsFastISel);
+  }
 };
 
+namespace {
 struct Kept {
   std::unique_ptr<llvm::TargetMachine> machine;
-  Pristine pristine;
+  std::unique_ptr<LentTargetMachine::Pristine> pristine;
 };
 
 /// Idle machines by target, the target last given one back first. Bounded:
@@ -93,10 +101,6 @@ constexpr StringRef kResetAttributes[] = {
     "no-signed-zeros-fp-math", "approx-func-fp-math"};
 } // namespace
 
-struct LentTargetMachine::State {
-  Pristine pristine;
-};
-
 TargetMachinePoolStats getTargetMachinePoolStats() {
   return {created.load(), reused.load(), discarded.load()};
 }
@@ -122,11 +126,11 @@ LentTargetMachine::LentTargetMachine(LentTargetMachine &&other) noexcept =
 LentTargetMachine::~LentTargetMachine() {
   if (!machine)
     return;
-  if (!keepIt || !state) {
+  if (!keepIt) {
     ++discarded;
     return;
   }
-  pool().give(key, Kept{std::move(machine), std::move(state->pristine)});
+  pool().give(key, Kept{std::move(machine), std::move(pristine)});
 }
 
 LentTargetMachine lendTargetMachine(StringRef triple, StringRef chip,
@@ -137,13 +141,9 @@ LentTargetMachine lendTargetMachine(StringRef triple, StringRef chip,
           .str();
   if (!onlyNew) {
     if (std::optional<Kept> kept = pool().take(lent.key)) {
-      llvm::TargetMachine &machine = *kept->machine;
-      machine.Options = kept->pristine.options;
-      machine.setOptLevel(kept->pristine.optLevel);
-      machine.setO0WantsFastISel(kept->pristine.o0WantsFastISel);
+      kept->pristine->restore(*kept->machine);
       lent.machine = std::move(kept->machine);
-      lent.state = std::make_unique<LentTargetMachine::State>(
-          LentTargetMachine::State{std::move(kept->pristine)});
+      lent.pristine = std::move(kept->pristine);
       ++reused;
       return lent;
     }
@@ -159,10 +159,7 @@ LentTargetMachine lendTargetMachine(StringRef triple, StringRef chip,
       target->createTargetMachine(parsedTriple, chip, features, {}, {}));
   if (!lent.machine)
     return LentTargetMachine();
-  lent.state =
-      std::make_unique<LentTargetMachine::State>(LentTargetMachine::State{
-          Pristine{lent.machine->Options, lent.machine->getOptLevel(),
-                   lent.machine->getO0WantsFastISel()}});
+  lent.pristine = std::make_unique<LentTargetMachine::Pristine>(*lent.machine);
   lent.fresh = true;
   ++created;
   return lent;

@@ -1,5 +1,4 @@
-//===- TargetMachinePool.h - TargetMachines kept between variants -*- C++
-//-*-===//
+//===- TargetMachinePool.h - Kept TargetMachines --------------*- C++ -*-===//
 //
 // A new llvm::TargetMachine builds its subtarget (for AMDGPU: instruction,
 // register and lowering tables, the GlobalISel legalizer) on its first
@@ -77,12 +76,14 @@ public:
   /// The serialization returned normally: the machine may serve another.
   void keep() { keepIt = true; }
 
+  /// The state a compilation changes on the machine, as it was when new.
+  struct Pristine;
+
 private:
   friend LentTargetMachine lendTargetMachine(llvm::StringRef, llvm::StringRef,
                                              llvm::StringRef, bool);
-  struct State;
   std::unique_ptr<llvm::TargetMachine> machine;
-  std::unique_ptr<State> state;
+  std::unique_ptr<Pristine> pristine;
   std::string key;
   bool fresh = false;
   bool keepIt = false;
