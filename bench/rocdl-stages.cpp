@@ -23,8 +23,14 @@
 //             "ISA ==" as above.
 //
 // and what the shared path would cost per variant instead (bitcode parse +
-// attribute transplant). Input: the pre-binary module (what fly replays);
-// bench/rocdl_share.py drives it and writes bench/ROCDL-SHARE.md.
+// attribute transplant). With --pass-report=DIR, the code generation of
+// hint set --hint-index instead, with LLVM's -debug-pass=
+// Structure and -print-after-all (DIR/<gpu.module>.<i>.dump: the pipeline
+// and what each pass left) or, --timed, -time-passes (appended to
+// DIR/<gpu.module>.<i>.times), and its ISA (DIR/<gpu.module>.<i>.s): which
+// codegen passes the hints reach, and their cost. Input: the pre-binary
+// module (what fly replays); bench/rocdl_share.py drives it and writes
+// bench/ROCDL-SHARE.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +49,8 @@
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PassTimingInfo.h"
+#include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -51,8 +59,11 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
+#include <fcntl.h>
 #include <map>
+#include <unistd.h>
 
 using namespace mlir;
 using llvm::StringRef;
@@ -70,6 +81,15 @@ static llvm::cl::opt<unsigned> nOpt("n", llvm::cl::init(16),
                                     llvm::cl::desc("hint sets used"));
 static llvm::cl::opt<std::string> jsonOpt("json", llvm::cl::Required,
                                           llvm::cl::desc("output"));
+static llvm::cl::opt<std::string> passReportOpt(
+    "pass-report",
+    llvm::cl::desc("only the pass report of --hint-index, into this folder"));
+static llvm::cl::opt<unsigned>
+    hintIndexOpt("hint-index", llvm::cl::init(0),
+                 llvm::cl::desc("the hint set the pass report is of"));
+static llvm::cl::opt<bool>
+    timedOpt("timed", llvm::cl::desc("pass report: -time-passes instead of "
+                                     "-print-after-all"));
 
 static double threadCpuMs() {
   timespec t;
@@ -199,6 +219,68 @@ parseShared(const llvm::SmallVector<char, 0> &bitcode, llvm::LLVMContext &ctx,
   return std::move(*m);
 }
 
+/// Sets one of LLVM's own options (-print-after-all, -debug-pass, ...) as
+/// its command line would.
+static bool setLlvmOption(StringRef name, StringRef value) {
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find(name);
+  return it != options.end() && !it->second->addOccurrence(0, name, value);
+}
+
+/// Runs `body` with file descriptor 2 (where LLVM's dumps and timers go, as
+/// errs() and dbgs() in a release build) appended to `path`.
+static bool withStderrTo(const std::string &path,
+                         llvm::function_ref<void()> body) {
+  int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (file < 0)
+    return false;
+  std::fflush(stderr);
+  int saved = ::dup(2);
+  ::dup2(file, 2);
+  ::close(file);
+  body();
+  llvm::errs().flush();
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  return true;
+}
+
+/// The pass report of one gpu.module under one hint set (see the header),
+/// from its serializer `steps`, into `stem`.{dump,times,s}. One code
+/// generation per process with -time-passes: LLVM's legacy pass timers,
+/// once on, time every later run and number pass instances process-wide.
+static bool reportPasses(Steps &steps, const std::string &stem, bool timed) {
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> m = steps.linked(ctx);
+  if (!m || failed(steps.optimize(*m)))
+    return false;
+  std::optional<std::string> isa;
+  bool written;
+  if (timed) {
+    llvm::TimePassesIsEnabled = true;
+    written = withStderrTo(stem + ".times", [&] {
+      isa = steps.isa(*m);
+      if (isa)
+        llvm::reportAndResetTimings(&llvm::errs());
+    });
+  } else {
+    if (!setLlvmOption("print-after-all", "true") ||
+        !setLlvmOption("debug-pass", "Structure"))
+      return false;
+    std::remove((stem + ".dump").c_str());
+    written = withStderrTo(stem + ".dump", [&] { isa = steps.isa(*m); });
+  }
+  if (!written || !isa)
+    return false;
+  std::error_code ec;
+  llvm::raw_fd_ostream out(stem + ".s", ec);
+  if (ec)
+    return false;
+  out << *isa;
+  return true;
+}
+
 int main(int argc, char **argv) {
   llvm::cl::ParseCommandLineOptions(argc, argv, "fly-rocdl-stages\n");
   DialectRegistry registry;
@@ -217,6 +299,31 @@ int main(int argc, char **argv) {
     hintSets->resize(nOpt);
   ROCDL::SerializeGPUModuleBase::init();
   gpu::TargetOptions options(toolkitOpt);
+
+  if (!passReportOpt.empty()) {
+    if (hintIndexOpt >= hintSets->size())
+      return 1;
+    for (auto gpuModule : source->getOps<gpu::GPUModuleOp>()) {
+      ArrayAttr targets = gpuModule.getTargetsAttr();
+      if (!targets || targets.empty() ||
+          !isa<ROCDL::ROCDLTargetAttr>(targets[0]))
+        continue;
+      if (failed(fly::applyHints(gpuModule, (*hintSets)[hintIndexOpt])))
+        return 1;
+      Steps steps(*gpuModule,
+                  cast<ROCDL::ROCDLTargetAttr>(gpuModule.getTargetsAttr()[0]),
+                  options);
+      std::string stem = (passReportOpt + "/" + gpuModule.getName() + "." +
+                          llvm::Twine(hintIndexOpt))
+                             .str();
+      if (!reportPasses(steps, stem, timedOpt)) {
+        llvm::errs() << "fly-rocdl-stages: the pass report " << stem
+                     << " failed\n";
+        return 1;
+      }
+    }
+    return 0;
+  }
 
   llvm::json::Array rows;
   for (auto gpuModule : source->getOps<gpu::GPUModuleOp>()) {
