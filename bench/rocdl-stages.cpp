@@ -28,9 +28,14 @@
 // Structure and -print-after-all (DIR/<gpu.module>.<i>.dump: the pipeline
 // and what each pass left) or, --timed, -time-passes (appended to
 // DIR/<gpu.module>.<i>.times), and its ISA (DIR/<gpu.module>.<i>.s): which
-// codegen passes the hints reach, and their cost. Input: the pre-binary
-// module (what fly replays); bench/rocdl_share.py drives it and writes
-// bench/ROCDL-SHARE.md.
+// codegen passes the hints reach, and their cost. With --mir-cut=PASS,
+// whether code generation could stop once before PASS and go on per hint
+// set: the unhinted optimised module's code generation up to PASS printed
+// as MIR once; per hint set, that MIR parsed with the hint set's function
+// attributes and code generation continued from PASS, its ISA compared byte
+// for byte with the plain serialization's, and the thread-CPU of each part.
+// Input: the pre-binary module (what fly replays); bench/rocdl_share.py
+// drives it and writes bench/ROCDL-SHARE.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,7 +52,10 @@
 
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/CodeGen/MIRParser/MIRParser.h"
+#include "llvm/CodeGen/MachineModuleInfo.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassTimingInfo.h"
 #include "llvm/Pass.h"
@@ -87,6 +95,10 @@ static llvm::cl::opt<std::string> passReportOpt(
 static llvm::cl::opt<unsigned>
     hintIndexOpt("hint-index", llvm::cl::init(0),
                  llvm::cl::desc("the hint set the pass report is of"));
+static llvm::cl::opt<std::string>
+    mirCutOpt("mir-cut",
+              llvm::cl::desc("only the MIR cut before this codegen pass, "
+                             "for the first --n hint sets"));
 static llvm::cl::opt<bool>
     timedOpt("timed", llvm::cl::desc("pass report: -time-passes instead of "
                                      "-print-after-all"));
@@ -132,6 +144,10 @@ struct Steps : ROCDL::SerializeGPUModuleBase {
     LogicalResult ok = optimizeModule(m, optLevel);
     ms["optimize"] = threadCpuMs() - t;
     return ok;
+  }
+  llvm::TargetMachine *machine() {
+    FailureOr<llvm::TargetMachine *> tm = getOrCreateTargetMachine();
+    return failed(tm) ? nullptr : *tm;
   }
   /// moduleToObjectImpl's ISA and compileToBinary's assembling.
   std::optional<std::string> isa(llvm::Module &m) {
@@ -281,6 +297,158 @@ static bool reportPasses(Steps &steps, const std::string &stem, bool timed) {
   return true;
 }
 
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// Sets one of LLVM's string options (-stop-before, -start-before) in
+/// place; TargetPassConfig reads them when a pipeline is built.
+static bool setStringOption(StringRef name, StringRef value) {
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find(name);
+  if (it == options.end())
+    return false;
+  static_cast<llvm::cl::opt<std::string> *>(it->second)->setValue(value.str());
+  return true;
+}
+
+/// Code generation of `mir` (a module's MIR up to `cut`) from `cut` on, on
+/// `machine`, with `attributes` (the unhinted and the hinted module, linked)
+/// applied to its IR first. The ISA, or nullopt; `parseMs` and `restMs` get
+/// the thread-CPU of the parse and of the passes.
+static std::optional<std::string>
+continueFromMir(StringRef mir, StringRef cut, llvm::TargetMachine &machine,
+                const llvm::Module &unhinted, const llvm::Module &hinted,
+                double &parseMs, double &restMs) {
+  double t = threadCpuMs();
+  llvm::LLVMContext &ctx = unhinted.getContext();
+  std::unique_ptr<llvm::MIRParser> parser = llvm::createMIRParser(
+      llvm::MemoryBuffer::getMemBuffer(mir, "cut.mir"), ctx);
+  if (!parser)
+    return std::nullopt;
+  std::unique_ptr<llvm::Module> m = parser->parseIRModule();
+  if (!m)
+    return std::nullopt;
+  applyDifference(*m, unhinted, hinted);
+  std::string isa;
+  {
+    llvm::raw_string_ostream stream(isa);
+    llvm::buffer_ostream out(stream);
+    llvm::legacy::PassManager passes;
+    auto *mmi = new llvm::MachineModuleInfoWrapperPass(&machine);
+    if (!setStringOption("start-before", cut))
+      return std::nullopt;
+    bool failedToBuild = machine.addPassesToEmitFile(
+        passes, out, nullptr, llvm::CodeGenFileType::AssemblyFile,
+        /*DisableVerify=*/true, mmi);
+    setStringOption("start-before", "");
+    if (failedToBuild || parser->parseMachineFunctions(*m, mmi->getMMI()))
+      return std::nullopt;
+    parseMs = threadCpuMs() - t;
+    t = threadCpuMs();
+    passes.run(*m);
+  }
+  restMs = threadCpuMs() - t;
+  return isa;
+}
+
+/// --mir-cut: one row per hint set of the first ROCDL gpu.module (see the
+/// header). Register hints only: other hint sets change more than function
+/// attributes, so they are reported as not applicable.
+static int reportMirCut(ModuleOp source, ArrayRef<fly::HintSet> hintSets,
+                        const gpu::TargetOptions &options) {
+  llvm::json::Array rows;
+  for (auto gpuModule : source.getOps<gpu::GPUModuleOp>()) {
+    ArrayAttr targets = gpuModule.getTargetsAttr();
+    if (!targets || targets.empty() || !isa<ROCDL::ROCDLTargetAttr>(targets[0]))
+      continue;
+    auto baseTarget = cast<ROCDL::ROCDLTargetAttr>(targets[0]);
+    Steps base(*gpuModule, baseTarget, options);
+    llvm::LLVMContext ctx;
+    std::unique_ptr<llvm::Module> unhinted = base.linked(ctx);
+    std::unique_ptr<llvm::Module> optimised = base.linked(ctx);
+    if (!unhinted || !optimised || failed(base.optimize(*optimised)) ||
+        !base.machine())
+      return 1;
+    // The unhinted ISA: whether a hint set changes it at all.
+    std::optional<std::string> unhintedIsa;
+    {
+      std::unique_ptr<llvm::Module> m = base.linked(ctx);
+      if (!m || failed(base.optimize(*m)) || !(unhintedIsa = base.isa(*m)))
+        return 1;
+    }
+    // The shared part: code generation up to the cut, printed as MIR.
+    if (!setStringOption("stop-before", mirCutOpt))
+      return 1;
+    double t = threadCpuMs();
+    auto mir = mlir::LLVM::ModuleToObject::translateModuleToISA(
+        *optimised, *base.machine(), [&] { return gpuModule.emitError(); });
+    double sharedMs = threadCpuMs() - t;
+    setStringOption("stop-before", "");
+    if (failed(mir) || !StringRef(*mir).starts_with("--- |"))
+      return 1;
+
+    for (const fly::HintSet &hints : hintSets) {
+      OpBuilder b(source.getContext());
+      b.setInsertionPointToEnd(source.getBody());
+      auto hinted = cast<gpu::GPUModuleOp>(b.clone(*gpuModule));
+      hinted.setSymName((gpuModule.getName() + "_hinted").str());
+      if (failed(fly::applyHints(hinted, hints)))
+        return 1;
+      hinted.setSymName(gpuModule.getName());
+      auto target = cast<ROCDL::ROCDLTargetAttr>(hinted.getTargetsAttr()[0]);
+      llvm::json::Object row;
+      row["gpu_module"] = gpuModule.getName();
+      row["hints"] = hints.canonical();
+      row["shared_ms"] = sharedMs;
+      bool registerHintsOnly =
+          target == baseTarget &&
+          llvm::all_of(hints.hints(), [](const fly::TypedHint &e) {
+            return e.key == "waves_per_eu" || e.key == "maxnreg";
+          });
+      row["applicable"] = registerHintsOnly;
+      if (registerHintsOnly) {
+        // Medians of --reps, the plain and the cut path in turn.
+        std::vector<double> codegenMs, parseMs, restMs;
+        bool isaEqual = true;
+        for (unsigned rep = 0; rep < repsOpt; ++rep) {
+          Steps plain(*hinted, target, options);
+          std::unique_ptr<llvm::Module> hintedLinked = plain.linked(ctx);
+          std::unique_ptr<llvm::Module> m = plain.linked(ctx);
+          if (!hintedLinked || !m || failed(plain.optimize(*m)))
+            return 1;
+          std::optional<std::string> plainIsa = plain.isa(*m);
+          if (!plainIsa)
+            return 1;
+          double parse = 0, rest = 0;
+          std::optional<std::string> cutIsa =
+              continueFromMir(*mir, mirCutOpt, *base.machine(), *unhinted,
+                              *hintedLinked, parse, rest);
+          isaEqual &= cutIsa && *cutIsa == *plainIsa;
+          row["changes_isa"] = *plainIsa != *unhintedIsa;
+          codegenMs.push_back(plain.ms["codegen"]);
+          parseMs.push_back(parse);
+          restMs.push_back(rest);
+        }
+        row["codegen_ms"] = median(codegenMs);
+        row["mir_parse_ms"] = median(parseMs);
+        row["rest_ms"] = median(restMs);
+        row["isa_equal"] = isaEqual;
+      }
+      hinted.erase();
+      rows.push_back(std::move(row));
+    }
+    break;
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream out(jsonOpt, ec);
+  if (ec)
+    return 1;
+  out << llvm::formatv("{0:2}", llvm::json::Value(std::move(rows))) << "\n";
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::cl::ParseCommandLineOptions(argc, argv, "fly-rocdl-stages\n");
   DialectRegistry registry;
@@ -299,6 +467,9 @@ int main(int argc, char **argv) {
     hintSets->resize(nOpt);
   ROCDL::SerializeGPUModuleBase::init();
   gpu::TargetOptions options(toolkitOpt);
+
+  if (!mirCutOpt.empty())
+    return reportMirCut(*source, *hintSets, options);
 
   if (!passReportOpt.empty()) {
     if (hintIndexOpt >= hintSets->size())
