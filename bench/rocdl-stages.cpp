@@ -33,7 +33,10 @@
 // set: the unhinted optimised module's code generation up to PASS printed
 // as MIR once; per hint set, that MIR parsed with the hint set's function
 // attributes and code generation continued from PASS, its ISA compared byte
-// for byte with the plain serialization's, and the thread-CPU of each part.
+// for byte with the plain serialization's, and the thread-CPU of each part;
+// and the same in memory: the machine functions at PASS kept once, copied
+// per hint set with a MachineFunctionInfo built from the hint set's
+// attributes (copyMachineFunction), code generation continued on them.
 // Input: the pre-binary module (what fly replays); bench/rocdl_share.py
 // drives it and writes bench/ROCDL-SHARE.md.
 //
@@ -50,10 +53,23 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Target/LLVM/ROCDL/Utils.h"
 
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/AsmParser/SlotMapping.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/CodeGen/MIRParser/MIParser.h"
 #include "llvm/CodeGen/MIRParser/MIRParser.h"
+#include "llvm/CodeGen/MIRYamlMapping.h"
+#include "llvm/CodeGen/MachineConstantPool.h"
+#include "llvm/CodeGen/MachineFrameInfo.h"
+#include "llvm/CodeGen/MachineFunctionPass.h"
 #include "llvm/CodeGen/MachineModuleInfo.h"
+#include "llvm/CodeGen/MachineRegisterInfo.h"
+#include "llvm/CodeGen/PseudoSourceValueManager.h"
+#include "llvm/CodeGen/TargetInstrInfo.h"
+#include "llvm/CodeGen/TargetLowering.h"
+#include "llvm/CodeGen/TargetSubtargetInfo.h"
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -63,6 +79,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -353,6 +370,267 @@ continueFromMir(StringRef mir, StringRef cut, llvm::TargetMachine &machine,
   return isa;
 }
 
+/// A copy of `src` in `ctx` for the same IR function, or null where it
+/// holds what the copy leaves out (stack objects other than plain ones,
+/// EH, jump tables, constant pools, call-site info, target pseudo source
+/// values). With `freshInfo` (the names to read it with), its
+/// MachineFunctionInfo is built anew from the IR function's attributes (as
+/// the MIR parser does) and given `src`'s serialisable state
+/// (convertFuncInfoToYAML / parseMachineFunctionInfo), and its reserved
+/// registers are frozen under it; else it is `src`'s, cloned.
+static std::unique_ptr<llvm::MachineFunction>
+copyMachineFunction(const llvm::MachineFunction &src, llvm::MCContext &ctx,
+                    llvm::PerTargetMIParsingState *freshInfo) {
+  using namespace llvm;
+  const MachineFrameInfo &srcFrame = src.getFrameInfo();
+  if (src.getJumpTableInfo() || !src.getConstantPool()->isEmpty() ||
+      !src.getLandingPads().empty() || !src.getCallSitesInfo().empty() ||
+      srcFrame.getNumFixedObjects() || srcFrame.hasVarSizedObjects() ||
+      srcFrame.getLocalFrameObjectCount() ||
+      !srcFrame.getSavePoints().empty() || !srcFrame.getRestorePoints().empty())
+    return nullptr;
+  auto dst = std::make_unique<MachineFunction>(
+      const_cast<Function &>(src.getFunction()), src.getTarget(),
+      src.getSubtarget(), ctx, src.getFunctionNumber());
+  MachineFrameInfo &dstFrame = dst->getFrameInfo();
+  for (int i = 0, e = srcFrame.getObjectIndexEnd(); i < e; ++i) {
+    int fi = dstFrame.CreateStackObject(
+        srcFrame.getObjectSize(i), srcFrame.getObjectAlign(i),
+        srcFrame.isSpillSlotObjectIndex(i), srcFrame.getObjectAllocation(i),
+        srcFrame.getStackID(i));
+    dstFrame.setObjectOffset(fi, srcFrame.getObjectOffset(i));
+  }
+  dstFrame.ensureMaxAlignment(srcFrame.getMaxAlign());
+  dstFrame.setHasCalls(srcFrame.hasCalls());
+  dstFrame.setAdjustsStack(srcFrame.adjustsStack());
+  if (srcFrame.isMaxCallFrameSizeComputed())
+    dstFrame.setMaxCallFrameSize(srcFrame.getMaxCallFrameSize());
+
+  llvm::DenseMap<MachineBasicBlock *, MachineBasicBlock *> blocks;
+  for (const MachineBasicBlock &b : src) {
+    MachineBasicBlock *copy = dst->CreateMachineBasicBlock(b.getBasicBlock());
+    copy->setAlignment(b.getAlignment());
+    copy->setMaxBytesForAlignment(b.getMaxBytesForAlignment());
+    blocks[const_cast<MachineBasicBlock *>(&b)] = copy;
+    dst->push_back(copy);
+  }
+  const MachineRegisterInfo &srcRegs = src.getRegInfo();
+  MachineRegisterInfo &dstRegs = dst->getRegInfo();
+  for (unsigned i = 0, e = srcRegs.getNumVirtRegs(); i < e; ++i) {
+    Register reg = Register::index2VirtReg(i);
+    Register copy =
+        dstRegs.createIncompleteVirtualRegister(srcRegs.getVRegName(reg));
+    dstRegs.setRegClassOrRegBank(copy, srcRegs.getRegClassOrRegBank(reg));
+    if (srcRegs.getType(reg).isValid())
+      dstRegs.setType(copy, srcRegs.getType(reg));
+    if (const auto *hints = srcRegs.getRegAllocationHints(reg))
+      for (Register hint : hints->second)
+        dstRegs.addRegAllocationHint(copy, hint);
+  }
+  for (auto [livein, vreg] : srcRegs.liveins())
+    dstRegs.addLiveIn(livein, vreg);
+
+  const TargetSubtargetInfo &sti = src.getSubtarget();
+  const TargetRegisterInfo *tri = sti.getRegisterInfo();
+  PseudoSourceValueManager &psv = dst->getPSVManager();
+  for (const MachineBasicBlock &b : src) {
+    MachineBasicBlock *copy = blocks[const_cast<MachineBasicBlock *>(&b)];
+    for (auto it = b.succ_begin(), e = b.succ_end(); it != e; ++it)
+      copy->addSuccessor(blocks[*it], b.getSuccProbability(it));
+    for (const auto &livein : b.liveins())
+      copy->addLiveIn(livein);
+    for (const MachineInstr &mi : b) {
+      MachineInstr *c = dst->CreateMachineInstr(
+          sti.getInstrInfo()->get(mi.getOpcode()), mi.getDebugLoc(),
+          /*NoImplicit=*/true);
+      c->setFlags(mi.getFlags());
+      c->setAsmPrinterFlag(mi.getAsmPrinterFlags());
+      copy->push_back(c);
+      for (const MachineOperand &op : mi.operands()) {
+        MachineOperand o(op);
+        o.clearParent();
+        if (o.isMBB())
+          o.setMBB(blocks[o.getMBB()]);
+        else if (o.isRegMask()) {
+          uint32_t *mask = dst->allocateRegMask();
+          std::memcpy(mask, op.getRegMask(),
+                      sizeof(*mask) *
+                          MachineOperand::getRegMaskSize(tri->getNumRegs()));
+          o.setRegMask(mask);
+          dstRegs.addPhysRegsUsedFromRegMask(mask);
+        }
+        c->addOperand(*dst, o);
+      }
+      SmallVector<MachineMemOperand *, 2> mems;
+      for (const MachineMemOperand *m : mi.memoperands()) {
+        MachinePointerInfo where = m->getPointerInfo();
+        if (const auto *v =
+                dyn_cast_if_present<const PseudoSourceValue *>(where.V)) {
+          if (v->kind() != PseudoSourceValue::Stack)
+            return nullptr;
+          where.V = psv.getStack();
+        }
+        mems.push_back(dst->getMachineMemOperand(
+            where, m->getFlags(), m->getMemoryType(), m->getBaseAlign(),
+            m->getAAInfo(), m->getRanges(), m->getSyncScopeID(),
+            m->getSuccessOrdering(), m->getFailureOrdering()));
+      }
+      c->setMemRefs(*dst, mems);
+    }
+  }
+  dst->setAlignment(src.getAlignment());
+  dst->setHasInlineAsm(src.hasInlineAsm());
+  dst->getProperties().reset().set(src.getProperties());
+  dst->setDebugInstrNumberingCount(src.DebugInstrNumberingCount);
+
+  if (!freshInfo) {
+    if (!dst->cloneInfoFrom(src, blocks))
+      return nullptr;
+    return dst;
+  }
+  dst->initTargetMachineFunctionInfo(sti);
+  const TargetMachine &tm = src.getTarget();
+  std::unique_ptr<yaml::MachineFunctionInfo> state(
+      tm.convertFuncInfoToYAML(src));
+  if (state) {
+    SourceMgr sm;
+    SlotMapping slots;
+    PerFunctionMIParsingState pfs(*dst, sm, slots, *freshInfo);
+    for (unsigned i = 0, e = srcRegs.getNumVirtRegs(); i < e; ++i) {
+      Register reg = Register::index2VirtReg(i);
+      auto *info = new (pfs.Allocator) VRegInfo;
+      info->VReg = reg;
+      pfs.VRegInfos[Register(i)] = info;
+    }
+    SMDiagnostic error;
+    SMRange range;
+    if (tm.parseMachineFunctionInfo(*state, pfs, error, range)) {
+      llvm::errs() << "fly-rocdl-stages: machine function info: "
+                   << error.getMessage() << "\n";
+      return nullptr;
+    }
+  }
+  // What finalize-isel derives from the register budget (the registers kept
+  // for EXEC copies and private memory, the occupancy limit, the reserved
+  // set), for the hint set's attributes.
+  sti.getTargetLowering()->finalizeLowering(*dst);
+  return dst;
+}
+
+namespace {
+/// Keeps a copy of every machine function it runs on (the shared part of
+/// the in-memory cut: the machine functions die with their pass manager).
+struct KeepMachineFunctions : llvm::MachineFunctionPass {
+  static char ID;
+  explicit KeepMachineFunctions(
+      std::map<const llvm::Function *, std::unique_ptr<llvm::MachineFunction>>
+          &kept,
+      llvm::MCContext &ctx)
+      : MachineFunctionPass(ID), kept(kept), ctx(ctx) {}
+  bool runOnMachineFunction(llvm::MachineFunction &mf) override {
+    kept[&mf.getFunction()] = copyMachineFunction(mf, ctx, nullptr);
+    return false;
+  }
+  void getAnalysisUsage(llvm::AnalysisUsage &usage) const override {
+    usage.setPreservesAll();
+    MachineFunctionPass::getAnalysisUsage(usage);
+  }
+  std::map<const llvm::Function *, std::unique_ptr<llvm::MachineFunction>>
+      &kept;
+  llvm::MCContext &ctx;
+};
+char KeepMachineFunctions::ID = 0;
+} // namespace
+
+/// The in-memory cut: `module`'s code generation up to `cut` once (its
+/// machine functions kept), then per call of `continueFrom` copies of them
+/// with fresh MachineFunctionInfo, the passes from `cut` on, on `module`
+/// with the hint set's attributes (restored after).
+struct InMemoryCut {
+  llvm::TargetMachine &machine;
+  llvm::Module &module;
+  std::string cut;
+  llvm::MachineModuleInfo keeper{&machine};
+  std::map<const llvm::Function *, std::unique_ptr<llvm::MachineFunction>> kept;
+  /// The register and class names machine function info is read with,
+  /// built on first use and kept (all of them, for the whole target).
+  llvm::PerTargetMIParsingState names{
+      *machine.getSubtargetImpl(*module.begin())};
+
+  /// Adds the keeping pass before FreeMachineFunction, which a stopped
+  /// pipeline still ends with.
+  struct KeepingPassManager : llvm::legacy::PassManager {
+    llvm::Pass *keep = nullptr;
+    void add(llvm::Pass *pass) override {
+      if (keep && pass->getPassName() == "Free MachineFunction") {
+        PassManager::add(keep);
+        keep = nullptr;
+      }
+      PassManager::add(pass);
+    }
+  };
+
+  bool run() {
+    KeepingPassManager passes;
+    passes.keep = new KeepMachineFunctions(kept, keeper.getContext());
+    if (!setStringOption("stop-before", cut))
+      return false;
+    llvm::raw_null_ostream null;
+    llvm::buffer_ostream out(null);
+    bool failedToBuild = machine.addPassesToEmitFile(
+        passes, out, nullptr, llvm::CodeGenFileType::Null);
+    setStringOption("stop-before", "");
+    if (failedToBuild || passes.keep) {
+      delete passes.keep;
+      return false;
+    }
+    passes.run(module);
+    return !kept.empty() &&
+           llvm::all_of(kept, [](auto &e) { return e.second != nullptr; });
+  }
+
+  std::optional<std::string> continueFrom(const llvm::Module &unhinted,
+                                          const llvm::Module &hinted,
+                                          double &copyMs, double &restMs) {
+    std::map<llvm::Function *, llvm::AttributeList> saved;
+    for (llvm::Function &f : module)
+      saved[&f] = f.getAttributes();
+    applyDifference(module, unhinted, hinted);
+    auto restore = llvm::make_scope_exit([&] {
+      for (auto &[f, attributes] : saved)
+        f->setAttributes(attributes);
+    });
+    double t = threadCpuMs();
+    std::string isa;
+    {
+      llvm::raw_string_ostream stream(isa);
+      llvm::buffer_ostream out(stream);
+      llvm::legacy::PassManager passes;
+      auto *mmi = new llvm::MachineModuleInfoWrapperPass(&machine);
+      if (!setStringOption("start-before", cut))
+        return std::nullopt;
+      bool failedToBuild = machine.addPassesToEmitFile(
+          passes, out, nullptr, llvm::CodeGenFileType::AssemblyFile,
+          /*DisableVerify=*/true, mmi);
+      setStringOption("start-before", "");
+      if (failedToBuild)
+        return std::nullopt;
+      for (auto &[f, mf] : kept) {
+        std::unique_ptr<llvm::MachineFunction> copy =
+            copyMachineFunction(*mf, mmi->getMMI().getContext(), &names);
+        if (!copy)
+          return std::nullopt;
+        mmi->getMMI().insertFunction(*f, std::move(copy));
+      }
+      copyMs = threadCpuMs() - t;
+      t = threadCpuMs();
+      passes.run(module);
+    }
+    restMs = threadCpuMs() - t;
+    return isa;
+  }
+};
+
 /// --mir-cut: one row per hint set of the first ROCDL gpu.module (see the
 /// header). Register hints only: other hint sets change more than function
 /// attributes, so they are reported as not applicable.
@@ -388,6 +666,15 @@ static int reportMirCut(ModuleOp source, ArrayRef<fly::HintSet> hintSets,
     setStringOption("stop-before", "");
     if (failed(mir) || !StringRef(*mir).starts_with("--- |"))
       return 1;
+    // The in-memory cut, on a module of its own (code generation changes
+    // the IR it runs on).
+    std::unique_ptr<llvm::Module> cutModule = base.linked(ctx);
+    if (!cutModule || failed(base.optimize(*cutModule)))
+      return 1;
+    InMemoryCut inMemory{*base.machine(), *cutModule, mirCutOpt};
+    t = threadCpuMs();
+    bool kept = inMemory.run();
+    double keptMs = threadCpuMs() - t;
 
     for (const fly::HintSet &hints : hintSets) {
       OpBuilder b(source.getContext());
@@ -402,16 +689,19 @@ static int reportMirCut(ModuleOp source, ArrayRef<fly::HintSet> hintSets,
       row["gpu_module"] = gpuModule.getName();
       row["hints"] = hints.canonical();
       row["shared_ms"] = sharedMs;
+      row["kept_ms"] = keptMs;
+      row["copyable"] = kept;
       bool registerHintsOnly =
           target == baseTarget &&
           llvm::all_of(hints.hints(), [](const fly::TypedHint &e) {
-            return e.key == "waves_per_eu" || e.key == "maxnreg";
+            return e.key == "waves_per_eu" || e.key == "maxnreg" ||
+                   e.key == "passthrough.amdgpu-num-sgpr";
           });
       row["applicable"] = registerHintsOnly;
       if (registerHintsOnly) {
         // Medians of --reps, the plain and the cut path in turn.
-        std::vector<double> codegenMs, parseMs, restMs;
-        bool isaEqual = true;
+        std::vector<double> codegenMs, parseMs, restMs, copyMs, copyRestMs;
+        bool isaEqual = true, copyIsaEqual = kept;
         for (unsigned rep = 0; rep < repsOpt; ++rep) {
           Steps plain(*hinted, target, options);
           std::unique_ptr<llvm::Module> hintedLinked = plain.linked(ctx);
@@ -427,6 +717,14 @@ static int reportMirCut(ModuleOp source, ArrayRef<fly::HintSet> hintSets,
                               *hintedLinked, parse, rest);
           isaEqual &= cutIsa && *cutIsa == *plainIsa;
           row["changes_isa"] = *plainIsa != *unhintedIsa;
+          if (kept) {
+            double copy = 0, copyRest = 0;
+            std::optional<std::string> copiedIsa =
+                inMemory.continueFrom(*unhinted, *hintedLinked, copy, copyRest);
+            copyIsaEqual &= copiedIsa && *copiedIsa == *plainIsa;
+            copyMs.push_back(copy);
+            copyRestMs.push_back(copyRest);
+          }
           codegenMs.push_back(plain.ms["codegen"]);
           parseMs.push_back(parse);
           restMs.push_back(rest);
@@ -435,6 +733,11 @@ static int reportMirCut(ModuleOp source, ArrayRef<fly::HintSet> hintSets,
         row["mir_parse_ms"] = median(parseMs);
         row["rest_ms"] = median(restMs);
         row["isa_equal"] = isaEqual;
+        if (kept) {
+          row["copy_ms"] = median(copyMs);
+          row["copy_rest_ms"] = median(copyRestMs);
+          row["copy_isa_equal"] = copyIsaEqual;
+        }
       }
       hinted.erase();
       rows.push_back(std::move(row));
