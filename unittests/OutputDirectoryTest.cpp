@@ -349,6 +349,55 @@ TEST_F(OutputDirectoryTest, InterruptedWriterLeavesNoTemporaries) {
   }
 }
 
+// SIGINT after the new out-dir took the previous one's place, while the
+// previous one (now under the staging name) is being removed: the handler
+// removes what the previous run recorded there, then the directory. Many
+// previous files keep the window wide; the signal comes as soon as the
+// out-dir's inode changes.
+TEST_F(OutputDirectoryTest,
+       InterruptWhileThePreviousOutDirGoesLeavesNoStaging) {
+  {
+    auto dir = OutputDirectory::create(out);
+    ASSERT_TRUE(static_cast<bool>(dir)) << llvm::toString(dir.takeError());
+    for (int f = 0; f < 4000; ++f)
+      ASSERT_FALSE(
+          static_cast<bool>((*dir)->write("f" + std::to_string(f), "1")));
+    ASSERT_FALSE(static_cast<bool>((*dir)->commit()));
+  }
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(out + "/mine.txt", ec);
+    os << "mine";
+  }
+  struct stat before;
+  ASSERT_EQ(::stat(out.c_str(), &before), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::thread signaller([&] {
+      struct stat now;
+      for (;;)
+        if (::stat(out.c_str(), &now) == 0 && now.st_ino != before.st_ino) {
+          ::kill(::getpid(), SIGINT);
+          return;
+        }
+    });
+    signaller.detach();
+    auto dir = OutputDirectory::create(out);
+    if (dir && !(*dir)->write("a.txt", "2"))
+      (void)!(*dir)->commit();
+    ::pause();
+    _exit(3);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status)) << "status " << status;
+  EXPECT_EQ(read(out + "/a.txt"), "2");
+  EXPECT_EQ(read(out + "/mine.txt"), "mine");
+  EXPECT_FALSE(llvm::sys::fs::exists(out + "/f0"));
+  expectOnlyOutDirAndLock();
+}
+
 // A full disk while writing the out-dir (RLIMIT_FSIZE stands in:
 // writes past the limit fail with EFBIG as they would with ENOSPC) is an
 // error and leaves the previous out-dir and no staging directory.

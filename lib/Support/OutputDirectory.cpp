@@ -79,6 +79,14 @@ static StringSet<> liveStaging;
 // One path, copied for the async-signal-safe interrupt handler (rmdir).
 static char signalStaging[4096];
 static std::atomic<bool> signalStagingSet{false};
+// Once a commit has swapped the previous out-dir into that path, the
+// handler removes only the names it lists (NUL-terminated, one after the
+// other, then an empty one): the files the previous run recorded and the
+// links carried over, never a file something else wrote there meanwhile.
+// Which directory the path holds is told by the staging directory's inode.
+static std::atomic<ino_t> signalStagingInode{0};
+static std::atomic<const char *> signalPreviousNames{nullptr};
+static std::unique_ptr<char[]> previousNamesBuffer;
 
 /// getdents64's record (not exported by glibc).
 struct LinuxDirent64 {
@@ -112,6 +120,16 @@ static void onInterrupt() {
   // is removed by the next run into the out-dir (removeStaleStaging).
   if (signalStagingSet.load()) {
     int fd = ::open(signalStaging, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct stat held;
+    const char *previous = signalPreviousNames.load();
+    if (fd >= 0 && previous && ::fstat(fd, &held) == 0 &&
+        held.st_ino != signalStagingInode.load()) {
+      for (const char *name = previous; *name; name += std::strlen(name) + 1)
+        ::unlinkat(fd, name, 0);
+      ::rmdir(signalStaging);
+      ::close(fd);
+      return;
+    }
     alignas(8) static char buffer[8192];
     for (int pass = 0; fd >= 0 && pass < 4; ++pass) {
       ::lseek(fd, 0, SEEK_SET);
@@ -152,7 +170,37 @@ static void unregisterLive(StringRef staging) {
   liveStaging.erase(staging);
   if (signalStagingSet.load() && staging == StringRef(signalStaging)) {
     signalStagingSet.store(false);
+    signalPreviousNames.store(nullptr);
   }
+}
+
+/// Tells the interrupt handler which names to remove should `staging`, the
+/// handler's path, come to hold the previous out-dir (see
+/// signalPreviousNames); nothing when the handler cleans another path.
+static void setPreviousNamesForSignal(StringRef staging,
+                                      const StringSet<> &previous,
+                                      ArrayRef<std::string> carried,
+                                      StringRef record) {
+  std::lock_guard<std::mutex> lock(liveMutex);
+  if (!signalStagingSet.load() || staging != StringRef(signalStaging))
+    return;
+  struct stat st;
+  if (::stat(signalStaging, &st) != 0)
+    return;
+  std::string names;
+  for (const auto &entry : previous)
+    names += entry.getKey().str() + '\0';
+  for (const std::string &file : carried)
+    names += file + '\0';
+  names += record.str() + '\0';
+  // The buffer a handler may be reading is only replaced after the handler
+  // has been told to stop reading it.
+  signalPreviousNames.store(nullptr);
+  previousNamesBuffer.reset(new char[names.size() + 1]);
+  std::memcpy(previousNamesBuffer.get(), names.data(), names.size());
+  previousNamesBuffer[names.size()] = '\0';
+  signalStagingInode.store(st.st_ino);
+  signalPreviousNames.store(previousNamesBuffer.get());
 }
 
 /// Removes the regular files (and symlinks) directly inside `dir`, then
@@ -477,6 +525,8 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
   // The out-dir does not keep the marker; the record written above still
   // marks the directory as fly's if this process dies before the rename.
   sys::fs::remove(sibling(staging, kStagingMarkerName));
+  if (exists)
+    setPreviousNamesForSignal(staging, previous, carried, kRecordName);
   std::string old;
   if (!exists) {
     if (::rename(staging.c_str(), path.c_str()))
@@ -510,7 +560,11 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
     for (const std::string &file : carried)
       sys::DontRemoveFileOnSignal(sibling(staging, file));
   }
-  unregisterLive(staging);
+  // The staging path, when it now holds the previous out-dir, stays the
+  // interrupt handler's until that is removed: an interrupt meanwhile
+  // removes what the previous run wrote there, not a staging directory's
+  // worth of everything.
+  llvm::scope_exit unregister([&] { unregisterLive(staging); });
 
   // The previous version: its recorded files, and the links of the files
   // carried over (alive in the new out-dir), are removed.
