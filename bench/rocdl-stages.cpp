@@ -596,7 +596,7 @@ struct InMemoryCut {
     for (llvm::Function &f : module)
       saved[&f] = f.getAttributes();
     applyDifference(module, unhinted, hinted);
-    auto restore = llvm::make_scope_exit([&] {
+    llvm::scope_exit restore([&] {
       for (auto &[f, attributes] : saved)
         f->setAttributes(attributes);
     });
