@@ -330,6 +330,38 @@ static bool setStringOption(StringRef name, StringRef value) {
   return true;
 }
 
+/// Code generation of `module` from `cut` on, to ISA, on `machine`, from the
+/// machine functions `fill` puts into the pass manager's MachineModuleInfo
+/// (false: it could not). `prepMs`: thread-CPU from `start` to the end of
+/// `fill`; `restMs`: the passes.
+static std::optional<std::string>
+continueCodegen(llvm::TargetMachine &machine, StringRef cut,
+                llvm::Module &module,
+                llvm::function_ref<bool(llvm::MachineModuleInfo &)> fill,
+                double start, double &prepMs, double &restMs) {
+  std::string isa;
+  double t;
+  {
+    llvm::raw_string_ostream stream(isa);
+    llvm::buffer_ostream out(stream);
+    llvm::legacy::PassManager passes;
+    auto *mmi = new llvm::MachineModuleInfoWrapperPass(&machine);
+    if (!setStringOption("start-before", cut))
+      return std::nullopt;
+    bool failedToBuild = machine.addPassesToEmitFile(
+        passes, out, nullptr, llvm::CodeGenFileType::AssemblyFile,
+        /*DisableVerify=*/true, mmi);
+    setStringOption("start-before", "");
+    if (failedToBuild || !fill(mmi->getMMI()))
+      return std::nullopt;
+    prepMs = threadCpuMs() - start;
+    t = threadCpuMs();
+    passes.run(module);
+  }
+  restMs = threadCpuMs() - t;
+  return isa;
+}
+
 /// Code generation of `mir` (a module's MIR up to `cut`) from `cut` on, on
 /// `machine`, with `attributes` (the unhinted and the hinted module, linked)
 /// applied to its IR first. The ISA, or nullopt; `parseMs` and `restMs` get
@@ -348,26 +380,12 @@ continueFromMir(StringRef mir, StringRef cut, llvm::TargetMachine &machine,
   if (!m)
     return std::nullopt;
   applyDifference(*m, unhinted, hinted);
-  std::string isa;
-  {
-    llvm::raw_string_ostream stream(isa);
-    llvm::buffer_ostream out(stream);
-    llvm::legacy::PassManager passes;
-    auto *mmi = new llvm::MachineModuleInfoWrapperPass(&machine);
-    if (!setStringOption("start-before", cut))
-      return std::nullopt;
-    bool failedToBuild = machine.addPassesToEmitFile(
-        passes, out, nullptr, llvm::CodeGenFileType::AssemblyFile,
-        /*DisableVerify=*/true, mmi);
-    setStringOption("start-before", "");
-    if (failedToBuild || parser->parseMachineFunctions(*m, mmi->getMMI()))
-      return std::nullopt;
-    parseMs = threadCpuMs() - t;
-    t = threadCpuMs();
-    passes.run(*m);
-  }
-  restMs = threadCpuMs() - t;
-  return isa;
+  return continueCodegen(
+      machine, cut, *m,
+      [&](llvm::MachineModuleInfo &mmi) {
+        return !parser->parseMachineFunctions(*m, mmi);
+      },
+      t, parseMs, restMs);
 }
 
 /// A copy of `src` in `ctx` for the same IR function, or null where it
@@ -600,34 +618,19 @@ struct InMemoryCut {
       for (auto &[f, attributes] : saved)
         f->setAttributes(attributes);
     });
-    double t = threadCpuMs();
-    std::string isa;
-    {
-      llvm::raw_string_ostream stream(isa);
-      llvm::buffer_ostream out(stream);
-      llvm::legacy::PassManager passes;
-      auto *mmi = new llvm::MachineModuleInfoWrapperPass(&machine);
-      if (!setStringOption("start-before", cut))
-        return std::nullopt;
-      bool failedToBuild = machine.addPassesToEmitFile(
-          passes, out, nullptr, llvm::CodeGenFileType::AssemblyFile,
-          /*DisableVerify=*/true, mmi);
-      setStringOption("start-before", "");
-      if (failedToBuild)
-        return std::nullopt;
-      for (auto &[f, mf] : kept) {
-        std::unique_ptr<llvm::MachineFunction> copy =
-            copyMachineFunction(*mf, mmi->getMMI().getContext(), &names);
-        if (!copy)
-          return std::nullopt;
-        mmi->getMMI().insertFunction(*f, std::move(copy));
-      }
-      copyMs = threadCpuMs() - t;
-      t = threadCpuMs();
-      passes.run(module);
-    }
-    restMs = threadCpuMs() - t;
-    return isa;
+    return continueCodegen(
+        machine, cut, module,
+        [&](llvm::MachineModuleInfo &mmi) {
+          for (auto &[f, mf] : kept) {
+            std::unique_ptr<llvm::MachineFunction> copy =
+                copyMachineFunction(*mf, mmi.getContext(), &names);
+            if (!copy)
+              return false;
+            mmi.insertFunction(*f, std::move(copy));
+          }
+          return true;
+        },
+        threadCpuMs(), copyMs, restMs);
   }
 };
 
