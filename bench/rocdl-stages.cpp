@@ -314,6 +314,16 @@ static bool reportPasses(Steps &steps, const std::string &stem, bool timed) {
   return true;
 }
 
+/// --json's file: the rows, or exit status 1.
+static int writeRows(llvm::json::Array rows) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(jsonOpt, ec);
+  if (ec)
+    return 1;
+  out << llvm::formatv("{0:2}", llvm::json::Value(std::move(rows))) << "\n";
+  return 0;
+}
+
 static double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -747,12 +757,7 @@ static int reportMirCut(ModuleOp source, ArrayRef<fly::HintSet> hintSets,
     }
     break;
   }
-  std::error_code ec;
-  llvm::raw_fd_ostream out(jsonOpt, ec);
-  if (ec)
-    return 1;
-  out << llvm::formatv("{0:2}", llvm::json::Value(std::move(rows))) << "\n";
-  return 0;
+  return writeRows(std::move(rows));
 }
 
 int main(int argc, char **argv) {
@@ -910,10 +915,5 @@ int main(int argc, char **argv) {
       rows.push_back(std::move(row));
     }
   }
-  std::error_code ec;
-  llvm::raw_fd_ostream out(jsonOpt, ec);
-  if (ec)
-    return 1;
-  out << llvm::formatv("{0:2}", llvm::json::Value(std::move(rows))) << "\n";
-  return 0;
+  return writeRows(std::move(rows));
 }
