@@ -23,8 +23,9 @@
    machine functions copied in memory: ISA byte for byte, and what each
    costs against a whole code generation.
 
-Workloads: the bundled example, gen_workload.py's backend kernel, a
-gen_gemm.py gfx942 MFMA GEMM, and test/Tools/Inputs/rocdl-ocml-softmax.mlir
+Workloads: the bundled example, gen_workload.py's backend kernel, three
+gen_gemm.py gfx942 MFMA GEMMs (32x32 u1 and 64x64 u4, the smallest of
+scaling.py's crossover set, and 128x128 u4), and test/Tools/Inputs/rocdl-ocml-softmax.mlir
 (device-library math).
 """
 
@@ -65,12 +66,18 @@ def workloads(tmp):
     gemm = [sys.executable, os.path.join(ROOT, "bench", "gen_gemm.py")]
     backend = os.path.join(tmp, "backend.mlir")
     run(gen + ["--kernels", "2", "--rows", "8", "--vec", "16", "--fold", "0", "-o", backend])
-    gemm_file = os.path.join(tmp, "gemm.mlir")
-    run(gemm + ["--target", "rocdl", "--tiles", "128x128", "--unroll", "4", "-o", gemm_file])
+    gemms = []
+    # The two smallest crossover GEMMs (scaling.py), where N <= P is decided,
+    # and a larger one.
+    for tile, unroll in (("32x32", 1), ("64x64", 4), ("128x128", 4)):
+        gemm_file = os.path.join(tmp, "gemm-%s.mlir" % tile)
+        run(gemm + ["--target", "rocdl", "--tiles", tile, "--unroll", str(unroll),
+                    "-o", gemm_file])
+        gemms.append(("gemm %s u%d" % (tile, unroll), gemm_file))
     return [
         ("example", os.path.join(ROOT, "examples", "tile_matmul.mlir")),
         ("backend", backend),
-        ("gemm 128x128 u4", gemm_file),
+        *gemms,
         ("ocml softmax", os.path.join(ROOT, "test", "Tools", "Inputs",
                                       "rocdl-ocml-softmax.mlir")),
     ]
