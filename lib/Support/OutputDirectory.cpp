@@ -174,13 +174,11 @@ static void unregisterLive(StringRef staging) {
   }
 }
 
-/// Tells the interrupt handler which names to remove should `staging`, the
-/// handler's path, come to hold the previous out-dir (see
+/// Tells the interrupt handler which `files` to remove should `staging`,
+/// the handler's path, come to hold the previous out-dir (see
 /// signalPreviousNames); nothing when the handler cleans another path.
 static void setPreviousNamesForSignal(StringRef staging,
-                                      const StringSet<> &previous,
-                                      ArrayRef<std::string> carried,
-                                      StringRef record) {
+                                      ArrayRef<std::string> files) {
   std::lock_guard<std::mutex> lock(liveMutex);
   if (!signalStagingSet.load() || staging != StringRef(signalStaging))
     return;
@@ -188,11 +186,8 @@ static void setPreviousNamesForSignal(StringRef staging,
   if (::stat(signalStaging, &st) != 0)
     return;
   std::string names;
-  for (const auto &entry : previous)
-    names += entry.getKey().str() + '\0';
-  for (const std::string &file : carried)
+  for (const std::string &file : files)
     names += file + '\0';
-  names += record.str() + '\0';
   // The buffer a handler may be reading is only replaced after the handler
   // has been told to stop reading it.
   signalPreviousNames.store(nullptr);
@@ -525,8 +520,16 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
   // The out-dir does not keep the marker; the record written above still
   // marks the directory as fly's if this process dies before the rename.
   sys::fs::remove(sibling(staging, kStagingMarkerName));
-  if (exists)
-    setPreviousNamesForSignal(staging, previous, carried, kRecordName);
+  // What goes with the previous version: its recorded files, the record,
+  // and the links of the files carried over (alive in the new out-dir).
+  std::vector<std::string> previousFiles;
+  if (exists) {
+    for (const auto &entry : previous)
+      previousFiles.push_back(entry.getKey().str());
+    previousFiles.insert(previousFiles.end(), carried.begin(), carried.end());
+    previousFiles.push_back(kRecordName.str());
+    setPreviousNamesForSignal(staging, previousFiles);
+  }
   std::string old;
   if (!exists) {
     if (::rename(staging.c_str(), path.c_str()))
@@ -566,14 +569,9 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
   // worth of everything.
   llvm::scope_exit unregister([&] { unregisterLive(staging); });
 
-  // The previous version: its recorded files, and the links of the files
-  // carried over (alive in the new out-dir), are removed.
   if (!old.empty()) {
-    for (const auto &entry : previous)
-      sys::fs::remove(sibling(old, entry.getKey()));
-    for (const std::string &file : carried)
+    for (const std::string &file : previousFiles)
       sys::fs::remove(sibling(old, file));
-    sys::fs::remove(sibling(old, kRecordName));
     if (sys::fs::remove(old))
       errs() << "fly: warning: the previous out-dir, kept at '" << old
              << "', holds files written meanwhile by something else\n";
