@@ -324,6 +324,23 @@ static int writeRows(llvm::json::Array rows) {
   return 0;
 }
 
+/// A copy of `gpuModule` at the end of `source` with `hints` applied (under
+/// another name while they are, then `gpuModule`'s); null if they do not
+/// apply. The caller erases it.
+static gpu::GPUModuleOp hintedCopy(ModuleOp source, gpu::GPUModuleOp gpuModule,
+                                   const fly::HintSet &hints) {
+  OpBuilder b(source.getContext());
+  b.setInsertionPointToEnd(source.getBody());
+  auto hinted = cast<gpu::GPUModuleOp>(b.clone(*gpuModule));
+  hinted.setSymName((gpuModule.getName() + "_hinted").str());
+  if (failed(fly::applyHints(hinted, hints))) {
+    hinted.erase();
+    return nullptr;
+  }
+  hinted.setSymName(gpuModule.getName());
+  return hinted;
+}
+
 static double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -690,13 +707,9 @@ static int reportMirCut(ModuleOp source, ArrayRef<fly::HintSet> hintSets,
     double keptMs = threadCpuMs() - t;
 
     for (const fly::HintSet &hints : hintSets) {
-      OpBuilder b(source.getContext());
-      b.setInsertionPointToEnd(source.getBody());
-      auto hinted = cast<gpu::GPUModuleOp>(b.clone(*gpuModule));
-      hinted.setSymName((gpuModule.getName() + "_hinted").str());
-      if (failed(fly::applyHints(hinted, hints)))
+      gpu::GPUModuleOp hinted = hintedCopy(source, gpuModule, hints);
+      if (!hinted)
         return 1;
-      hinted.setSymName(gpuModule.getName());
       auto target = cast<ROCDL::ROCDLTargetAttr>(hinted.getTargetsAttr()[0]);
       llvm::json::Object row;
       row["gpu_module"] = gpuModule.getName();
@@ -833,14 +846,10 @@ int main(int argc, char **argv) {
     double onceMs = base.ms["translate"] + base.ms["load"] + base.ms["link"];
 
     for (const fly::HintSet &hints : *hintSets) {
-      OpBuilder b(&context);
-      b.setInsertionPointToEnd(source->getBody());
-      auto hinted = cast<gpu::GPUModuleOp>(b.clone(*gpuModule));
-      hinted.setSymName((gpuModule.getName() + "_hinted").str());
-      if (failed(fly::applyHints(hinted, hints)))
+      gpu::GPUModuleOp hinted = hintedCopy(*source, gpuModule, hints);
+      if (!hinted)
         return 1;
       auto target = cast<ROCDL::ROCDLTargetAttr>(hinted.getTargetsAttr()[0]);
-      hinted.setSymName(gpuModule.getName());
 
       // The plain serialization, repeated: per-stage medians.
       std::map<std::string, std::vector<double>> samples;
