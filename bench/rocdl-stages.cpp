@@ -42,6 +42,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fly/Backend/CodegenCut.h"
 #include "fly/Compiler/Registration.h"
 #include "fly/Hints/ApplyHints.h"
 #include "fly/Hints/HintSet.h"
@@ -415,153 +416,6 @@ continueFromMir(StringRef mir, StringRef cut, llvm::TargetMachine &machine,
       t, parseMs, restMs);
 }
 
-/// A copy of `src` in `ctx` for the same IR function, or null where it
-/// holds what the copy leaves out (stack objects other than plain ones,
-/// EH, jump tables, constant pools, call-site info, target pseudo source
-/// values). With `freshInfo` (the names to read it with), its
-/// MachineFunctionInfo is built anew from the IR function's attributes (as
-/// the MIR parser does) and given `src`'s serialisable state
-/// (convertFuncInfoToYAML / parseMachineFunctionInfo), and its reserved
-/// registers are frozen under it; else it is `src`'s, cloned.
-static std::unique_ptr<llvm::MachineFunction>
-copyMachineFunction(const llvm::MachineFunction &src, llvm::MCContext &ctx,
-                    llvm::PerTargetMIParsingState *freshInfo) {
-  using namespace llvm;
-  const MachineFrameInfo &srcFrame = src.getFrameInfo();
-  if (src.getJumpTableInfo() || !src.getConstantPool()->isEmpty() ||
-      !src.getLandingPads().empty() || !src.getCallSitesInfo().empty() ||
-      srcFrame.getNumFixedObjects() || srcFrame.hasVarSizedObjects() ||
-      srcFrame.getLocalFrameObjectCount() ||
-      !srcFrame.getSavePoints().empty() || !srcFrame.getRestorePoints().empty())
-    return nullptr;
-  auto dst = std::make_unique<MachineFunction>(
-      const_cast<Function &>(src.getFunction()), src.getTarget(),
-      src.getSubtarget(), ctx, src.getFunctionNumber());
-  MachineFrameInfo &dstFrame = dst->getFrameInfo();
-  for (int i = 0, e = srcFrame.getObjectIndexEnd(); i < e; ++i) {
-    int fi = dstFrame.CreateStackObject(
-        srcFrame.getObjectSize(i), srcFrame.getObjectAlign(i),
-        srcFrame.isSpillSlotObjectIndex(i), srcFrame.getObjectAllocation(i),
-        srcFrame.getStackID(i));
-    dstFrame.setObjectOffset(fi, srcFrame.getObjectOffset(i));
-  }
-  dstFrame.ensureMaxAlignment(srcFrame.getMaxAlign());
-  dstFrame.setHasCalls(srcFrame.hasCalls());
-  dstFrame.setAdjustsStack(srcFrame.adjustsStack());
-  if (srcFrame.isMaxCallFrameSizeComputed())
-    dstFrame.setMaxCallFrameSize(srcFrame.getMaxCallFrameSize());
-
-  llvm::DenseMap<MachineBasicBlock *, MachineBasicBlock *> blocks;
-  for (const MachineBasicBlock &b : src) {
-    MachineBasicBlock *copy = dst->CreateMachineBasicBlock(b.getBasicBlock());
-    copy->setAlignment(b.getAlignment());
-    copy->setMaxBytesForAlignment(b.getMaxBytesForAlignment());
-    blocks[const_cast<MachineBasicBlock *>(&b)] = copy;
-    dst->push_back(copy);
-  }
-  const MachineRegisterInfo &srcRegs = src.getRegInfo();
-  MachineRegisterInfo &dstRegs = dst->getRegInfo();
-  for (unsigned i = 0, e = srcRegs.getNumVirtRegs(); i < e; ++i) {
-    Register reg = Register::index2VirtReg(i);
-    Register copy =
-        dstRegs.createIncompleteVirtualRegister(srcRegs.getVRegName(reg));
-    dstRegs.setRegClassOrRegBank(copy, srcRegs.getRegClassOrRegBank(reg));
-    if (srcRegs.getType(reg).isValid())
-      dstRegs.setType(copy, srcRegs.getType(reg));
-    if (const auto *hints = srcRegs.getRegAllocationHints(reg))
-      for (Register hint : hints->second)
-        dstRegs.addRegAllocationHint(copy, hint);
-  }
-  for (auto [livein, vreg] : srcRegs.liveins())
-    dstRegs.addLiveIn(livein, vreg);
-
-  const TargetSubtargetInfo &sti = src.getSubtarget();
-  const TargetRegisterInfo *tri = sti.getRegisterInfo();
-  PseudoSourceValueManager &psv = dst->getPSVManager();
-  for (const MachineBasicBlock &b : src) {
-    MachineBasicBlock *copy = blocks[const_cast<MachineBasicBlock *>(&b)];
-    for (auto it = b.succ_begin(), e = b.succ_end(); it != e; ++it)
-      copy->addSuccessor(blocks[*it], b.getSuccProbability(it));
-    for (const auto &livein : b.liveins())
-      copy->addLiveIn(livein);
-    for (const MachineInstr &mi : b) {
-      MachineInstr *c = dst->CreateMachineInstr(
-          sti.getInstrInfo()->get(mi.getOpcode()), mi.getDebugLoc(),
-          /*NoImplicit=*/true);
-      c->setFlags(mi.getFlags());
-      c->setAsmPrinterFlag(mi.getAsmPrinterFlags());
-      copy->push_back(c);
-      for (const MachineOperand &op : mi.operands()) {
-        MachineOperand o(op);
-        o.clearParent();
-        if (o.isMBB())
-          o.setMBB(blocks[o.getMBB()]);
-        else if (o.isRegMask()) {
-          uint32_t *mask = dst->allocateRegMask();
-          std::memcpy(mask, op.getRegMask(),
-                      sizeof(*mask) *
-                          MachineOperand::getRegMaskSize(tri->getNumRegs()));
-          o.setRegMask(mask);
-          dstRegs.addPhysRegsUsedFromRegMask(mask);
-        }
-        c->addOperand(*dst, o);
-      }
-      SmallVector<MachineMemOperand *, 2> mems;
-      for (const MachineMemOperand *m : mi.memoperands()) {
-        MachinePointerInfo where = m->getPointerInfo();
-        if (const auto *v =
-                dyn_cast_if_present<const PseudoSourceValue *>(where.V)) {
-          if (v->kind() != PseudoSourceValue::Stack)
-            return nullptr;
-          where.V = psv.getStack();
-        }
-        mems.push_back(dst->getMachineMemOperand(
-            where, m->getFlags(), m->getMemoryType(), m->getBaseAlign(),
-            m->getAAInfo(), m->getRanges(), m->getSyncScopeID(),
-            m->getSuccessOrdering(), m->getFailureOrdering()));
-      }
-      c->setMemRefs(*dst, mems);
-    }
-  }
-  dst->setAlignment(src.getAlignment());
-  dst->setHasInlineAsm(src.hasInlineAsm());
-  dst->getProperties().reset().set(src.getProperties());
-  dst->setDebugInstrNumberingCount(src.DebugInstrNumberingCount);
-
-  if (!freshInfo) {
-    if (!dst->cloneInfoFrom(src, blocks))
-      return nullptr;
-    return dst;
-  }
-  dst->initTargetMachineFunctionInfo(sti);
-  const TargetMachine &tm = src.getTarget();
-  std::unique_ptr<yaml::MachineFunctionInfo> state(
-      tm.convertFuncInfoToYAML(src));
-  if (state) {
-    SourceMgr sm;
-    SlotMapping slots;
-    PerFunctionMIParsingState pfs(*dst, sm, slots, *freshInfo);
-    for (unsigned i = 0, e = srcRegs.getNumVirtRegs(); i < e; ++i) {
-      Register reg = Register::index2VirtReg(i);
-      auto *info = new (pfs.Allocator) VRegInfo;
-      info->VReg = reg;
-      pfs.VRegInfos[Register(i)] = info;
-    }
-    SMDiagnostic error;
-    SMRange range;
-    if (tm.parseMachineFunctionInfo(*state, pfs, error, range)) {
-      llvm::errs() << "fly-rocdl-stages: machine function info: "
-                   << error.getMessage() << "\n";
-      return nullptr;
-    }
-  }
-  // What finalize-isel derives from the register budget (the registers kept
-  // for EXEC copies and private memory, the occupancy limit, the reserved
-  // set), for the hint set's attributes.
-  sti.getTargetLowering()->finalizeLowering(*dst);
-  return dst;
-}
-
 namespace {
 /// Keeps a copy of every machine function it runs on (the shared part of
 /// the in-memory cut: the machine functions die with their pass manager).
@@ -573,7 +427,7 @@ struct KeepMachineFunctions : llvm::MachineFunctionPass {
       llvm::MCContext &ctx)
       : MachineFunctionPass(ID), kept(kept), ctx(ctx) {}
   bool runOnMachineFunction(llvm::MachineFunction &mf) override {
-    kept[&mf.getFunction()] = copyMachineFunction(mf, ctx, nullptr);
+    kept[&mf.getFunction()] = fly::copyMachineFunction(mf, ctx, nullptr);
     return false;
   }
   void getAnalysisUsage(llvm::AnalysisUsage &usage) const override {
@@ -650,7 +504,7 @@ struct InMemoryCut {
         [&](llvm::MachineModuleInfo &mmi) {
           for (auto &[f, mf] : kept) {
             std::unique_ptr<llvm::MachineFunction> copy =
-                copyMachineFunction(*mf, mmi.getContext(), &names);
+                fly::copyMachineFunction(*mf, mmi.getContext(), &names);
             if (!copy)
               return false;
             mmi.insertFunction(*f, std::move(copy));

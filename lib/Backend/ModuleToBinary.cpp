@@ -20,6 +20,7 @@
 #include "fly/Backend/ModuleToBinary.h"
 #include "Support/FatalErrors.h"
 #include "Support/LLVMCompat.h"
+#include "fly/Backend/RocdlSharedCodegen.h"
 #include "fly/Backend/RocdlSharedOpt.h"
 #include "fly/Backend/TargetMachinePool.h"
 
@@ -186,7 +187,8 @@ public:
       std::string targetKey = (triple + "\n" + chip + "\n" + features + "\n" +
                                llvm::Twine(optLevel))
                                   .str();
-      if (failed(fly::optimizeSharingRocdl(llvmModule, targetKey, optimize)))
+      if (failed(fly::optimizeSharingRocdl(llvmModule, targetKey, optimize,
+                                           &sharing)))
         return std::nullopt;
     }
 
@@ -262,8 +264,25 @@ private:
             : lentMachine(&llvmModule);
     if (!machine)
       return moduleToObjectImpl(targetOptions, llvmModule);
-    FailureOr<SmallString<0>> serializedISA = translateModuleToISA(
-        llvmModule, *machine, [&]() { return getOperation().emitError(); });
+    FailureOr<SmallString<0>> serializedISA = failure();
+    if (std::optional<SmallString<0>> shared =
+            fly::codegenSharingRocdl(sharing, triple, chip, features, optLevel))
+      serializedISA = std::move(*shared);
+    if (succeeded(serializedISA) && fly::getRocdlSharedCodegenMode() ==
+                                        fly::RocdlSharedCodegenMode::Verify) {
+      FailureOr<SmallString<0>> whole = translateModuleToISA(
+          llvmModule, *machine, [&]() { return getOperation().emitError(); });
+      llvm::errs() << "fly: shared code generation of "
+                   << SymbolTable::getSymbolName(&getOperation()).getValue()
+                   << ": ISA "
+                   << (succeeded(whole) && *whole == *serializedISA ? "equal"
+                                                                    : "differs")
+                   << "\n";
+      serializedISA = std::move(whole);
+    } else if (failed(serializedISA)) {
+      serializedISA = translateModuleToISA(
+          llvmModule, *machine, [&]() { return getOperation().emitError(); });
+    }
     if (failed(serializedISA))
       return getOperation().emitError()
              << "failed translating the module to ISA";
@@ -301,6 +320,9 @@ private:
   }
 
   gpu::TargetOptions targetOptions;
+  /// Whether the optimised module is a shared one plus this variant's
+  /// register hints (its code generation may then continue a kept cut).
+  fly::RocdlSharing sharing;
   bool reuseMachines = fly::isTargetMachineReuseEnabled();
   std::optional<fly::LentTargetMachine> lent;
   bool keepable = true;

@@ -34,16 +34,8 @@ namespace {
 constexpr StringRef kRegisterHints[] = {"amdgpu-waves-per-eu",
                                         "amdgpu-num-vgpr", "amdgpu-num-sgpr"};
 
-/// (function, attribute, value) for every register hint of a module.
-using RegisterHints =
-    std::vector<std::tuple<std::string, StringRef, std::string>>;
-
-/// A module optimised without its register hints; `eligible` false: its
-/// optimisation is not that of the hinted modules (see the header).
-struct Optimized {
-  bool eligible = false;
-  llvm::SmallVector<char, 0> bitcode;
-};
+using RegisterHints = std::vector<RocdlRegisterHint>;
+using Optimized = RocdlOptimizedModule;
 
 /// The optimised modules of this process, by target and unhinted bitcode.
 /// A few only (a sweep compiles one kernel at a time), and at most
@@ -149,13 +141,14 @@ static std::unique_ptr<llvm::Module> readBitcode(StringRef bitcode,
 }
 
 static void addHints(llvm::Module &module, const RegisterHints &hints) {
-  for (const auto &[function, name, value] : hints)
-    module.getFunction(function)->addFnAttr(name, value);
+  for (const RocdlRegisterHint &hint : hints)
+    module.getFunction(hint.function)->addFnAttr(hint.attribute, hint.value);
 }
 
-LogicalResult optimizeSharingRocdl(
-    std::unique_ptr<llvm::Module> &module, StringRef targetKey,
-    llvm::function_ref<LogicalResult(llvm::Module &)> optimize) {
+LogicalResult
+optimizeSharingRocdl(std::unique_ptr<llvm::Module> &module, StringRef targetKey,
+                     llvm::function_ref<LogicalResult(llvm::Module &)> optimize,
+                     RocdlSharing *sharing) {
   if (!isRocdlSharedOptEnabled())
     return optimize(*module);
   auto alone = [&] {
@@ -171,15 +164,15 @@ LogicalResult optimizeSharingRocdl(
         continue;
       if (!isKernel(f))
         return alone();
-      hints.emplace_back(f.getName().str(), name,
-                         f.getFnAttribute(name).getValueAsString().str());
+      hints.push_back({f.getName().str(), name,
+                       f.getFnAttribute(name).getValueAsString().str()});
     }
     for (llvm::Instruction &inst : llvm::instructions(f))
       if (llvm::isa<llvm::AllocaInst>(inst))
         return alone();
   }
-  for (const auto &[function, name, value] : hints)
-    module->getFunction(function)->removeFnAttr(name);
+  for (const RocdlRegisterHint &hint : hints)
+    module->getFunction(hint.function)->removeFnAttr(hint.attribute);
   std::string key = (targetKey + StringRef("\0", 1)).str();
   size_t unhintedAt = key.size();
   {
@@ -205,6 +198,8 @@ LogicalResult optimizeSharingRocdl(
       return alone();
     module = std::move(copy);
     ++reused;
+    if (sharing)
+      *sharing = {found, std::move(hints)};
     return success();
   }
 
@@ -228,6 +223,8 @@ LogicalResult optimizeSharingRocdl(
   if (result->eligible) {
     addHints(*module, hints);
     ++produced;
+    if (sharing)
+      *sharing = {result, std::move(hints)};
     return success();
   }
   // Optimised without this variant's hints: optimise the variant itself.

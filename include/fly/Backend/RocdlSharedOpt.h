@@ -23,10 +23,13 @@
 #include "mlir/Support/LLVM.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace llvm {
 class Module;
@@ -46,6 +49,28 @@ struct RocdlSharedOptStats {
 };
 RocdlSharedOptStats getRocdlSharedOptStats();
 
+/// A module optimised without its register hints, as the variants that
+/// share it find it; `eligible` false: its optimisation is not that of the
+/// hinted modules (see above), so nobody shares it.
+struct RocdlOptimizedModule {
+  bool eligible = false;
+  llvm::SmallVector<char, 0> bitcode;
+};
+
+/// A register hint of a module: `attribute` = `value` on `function`.
+struct RocdlRegisterHint {
+  std::string function;
+  llvm::StringRef attribute;
+  std::string value;
+};
+
+/// What a variant's optimised module is when it is a shared optimisation
+/// plus its own register hints; `optimized` null: it is not.
+struct RocdlSharing {
+  std::shared_ptr<const RocdlOptimizedModule> optimized;
+  std::vector<RocdlRegisterHint> hints;
+};
+
 /// Whether optimizeSharingRocdl shares at all (FLY_ROCDL_SHARE_OPT, default
 /// on).
 bool isRocdlSharedOptEnabled();
@@ -56,9 +81,12 @@ bool isRocdlSharedOptEnabled();
 /// context) of an earlier optimisation of the same module without the
 /// register hints, with `module`'s hints. Returns what `optimize` returned;
 /// on failure `module` is in whatever state `optimize` left it.
+/// Where `sharing` is given, it says whether the result is a shared
+/// optimisation plus `module`'s hints, and which.
 mlir::LogicalResult optimizeSharingRocdl(
     std::unique_ptr<llvm::Module> &module, llvm::StringRef targetKey,
-    llvm::function_ref<mlir::LogicalResult(llvm::Module &)> optimize);
+    llvm::function_ref<mlir::LogicalResult(llvm::Module &)> optimize,
+    RocdlSharing *sharing = nullptr);
 
 } // namespace fly
 

@@ -1,0 +1,103 @@
+//===- CodegenCut.h - Code generation stopped once, continued per variant -===//
+//
+// A legacy code generation pipeline cut before one machine pass: the passes
+// up to the cut run once on a module and its machine functions are kept;
+// each continuation copies them (with a MachineFunctionInfo built anew from
+// the IR function's attributes as they are then) and runs the passes from
+// the cut on, to assembly. Variants whose attributes change what only the
+// passes after the cut read (ROCDL's register hints, RocdlSharedCodegen.h)
+// then share the work before it.
+//
+// The pipeline is split by filtering what TargetPassConfig adds, not with
+// LLVM's process-wide -start-before/-stop-before options, so other threads
+// building code generation pipelines at the same time are not affected.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_BACKEND_CODEGENCUT_H
+#define FLY_BACKEND_CODEGENCUT_H
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/CodeGen/MachineModuleInfo.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Function;
+class MachineFunction;
+class MCContext;
+class Module;
+class TargetMachine;
+struct PerTargetMIParsingState;
+} // namespace llvm
+
+namespace fly {
+
+/// A copy of `src` in `ctx` for the same IR function, or null where `src`
+/// holds what the copy leaves out (stack objects other than plain ones, EH,
+/// jump tables, constant pools, call-site info, target pseudo source
+/// values). With `freshInfo` (the target's register and class names), its
+/// MachineFunctionInfo is built anew from the IR function's attributes and
+/// given `src`'s serialisable state (as the MIR parser does), and what
+/// finalize-isel derives from the register budget is recomputed for it
+/// (TargetLowering::finalizeLowering); else `src`'s is cloned.
+std::unique_ptr<llvm::MachineFunction>
+copyMachineFunction(const llvm::MachineFunction &src, llvm::MCContext &ctx,
+                    llvm::PerTargetMIParsingState *freshInfo);
+
+/// The code generation of one module up to a pass, kept.
+class CodegenCut {
+public:
+  ~CodegenCut();
+
+  /// Runs the code generation of `module` on `machine` up to (not
+  /// including) the first pass named `cutPass` (its -debug-pass argument
+  /// name) and keeps the machine functions. Null, with `error` saying why,
+  /// where the pipeline has no such pass or a machine function cannot be
+  /// copied. `module` and `machine` must outlive the result; the IR passes
+  /// before the cut have changed `module`.
+  static std::unique_ptr<CodegenCut> make(llvm::TargetMachine &machine,
+                                          llvm::Module &module,
+                                          llvm::StringRef cutPass,
+                                          std::string &error);
+
+  /// Why continue() returned nothing.
+  enum class Refusal {
+    None,
+    /// A machine function could not be copied with the attributes of now.
+    Copy,
+    /// A function with a cycle would see other register pressure limits
+    /// than it had before the cut (MachineSink and MachineLICM read them).
+    PressureLimits,
+    /// The pipeline could not be built.
+    Pipeline,
+  };
+
+  /// The assembly of the module from the cut on, with the IR functions'
+  /// attributes as they are now; nullopt and `refusal` where it could not.
+  /// Errors LLVM reports go to the module's context, as in a whole run.
+  std::optional<llvm::SmallString<0>> continueToAssembly(Refusal &refusal);
+
+  /// The number of machine functions kept.
+  size_t size() const;
+
+private:
+  struct Kept;
+  CodegenCut(llvm::TargetMachine &machine, llvm::Module &module,
+             const void *cutPassId);
+
+  llvm::TargetMachine &machine;
+  llvm::Module &module;
+  const void *cutPassId;
+  llvm::MachineModuleInfo keeper;
+  std::vector<Kept> kept;
+  std::unique_ptr<llvm::PerTargetMIParsingState> names;
+};
+
+} // namespace fly
+
+#endif // FLY_BACKEND_CODEGENCUT_H
