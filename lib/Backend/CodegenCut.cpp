@@ -1,4 +1,5 @@
-//===- CodegenCut.cpp - Code generation stopped once, continued per variant ===//
+//===- CodegenCut.cpp - Code generation stopped once, continued per variant
+//===//
 
 #include "fly/Backend/CodegenCut.h"
 
@@ -12,7 +13,6 @@
 #include "llvm/CodeGen/MachineFunction.h"
 #include "llvm/CodeGen/MachineFunctionPass.h"
 #include "llvm/CodeGen/MachineRegisterInfo.h"
-#include "llvm/CodeGen/Passes.h"
 #include "llvm/CodeGen/PseudoSourceValueManager.h"
 #include "llvm/CodeGen/TargetInstrInfo.h"
 #include "llvm/CodeGen/TargetLowering.h"
@@ -233,45 +233,34 @@ private:
 };
 char KeepMachineFunctions::ID = 0;
 
-/// The passes TargetPassConfig and addPassesToEmitFile add, filtered: up to
-/// the cut (the passes from it on dropped but the last, which frees the
-/// machine functions; `keep` goes before it), or from the cut on (the passes
-/// before it dropped but immutable ones, which every later pass may query).
-/// What TargetPassConfig does for -stop-before/-start-before, per pipeline.
+/// The passes TargetPassConfig and addPassesToEmitFile add: all of them with
+/// `keep` before the cut, or (no `keep`) those from the cut on (the passes
+/// before it dropped but immutable ones, which later passes may query), what
+/// TargetPassConfig does for -start-before, for this pipeline only.
 class CutPassManager : public legacy::PassManager {
 public:
   CutPassManager(const void *cutPassId, Pass *keep)
-      : cutPassId(cutPassId), keep(keep) {
-    std::unique_ptr<Pass> free(createFreeMachineFunctionPass());
-    freePassId = free->getPassID();
-  }
+      : cutPassId(cutPassId), keep(keep) {}
   ~CutPassManager() override { delete keep; }
   void add(Pass *pass) override {
-    if (pass->getPassID() == cutPassId)
-      reachedCut = true;
-    bool wanted;
-    if (keep || keepAdded) {
-      wanted = !reachedCut || pass->getPassID() == freePassId;
-      if (wanted && reachedCut && keep) {
-        PassManager::add(keep);
-        keep = nullptr;
-        keepAdded = true;
-      }
-    } else {
-      wanted = reachedCut || pass->getAsImmutablePass();
+    bool atCut = !reachedCut && pass->getPassID() == cutPassId;
+    reachedCut |= atCut;
+    if (atCut && keep) {
+      PassManager::add(keep);
+      keep = nullptr;
     }
-    if (wanted)
+    if (reachedCut || keepWanted || pass->getAsImmutablePass())
       PassManager::add(pass);
     else
       delete pass;
   }
+  /// Whether the pipeline reached the cut (with `keep` added before it).
   bool reachedCut = false;
-  bool keepAdded = false;
 
 private:
   const void *cutPassId;
-  const void *freePassId;
   Pass *keep;
+  bool keepWanted = keep != nullptr;
 };
 } // namespace
 
@@ -284,24 +273,22 @@ struct CodegenCut::Kept {
 
 CodegenCut::CodegenCut(TargetMachine &machine, Module &module,
                        const void *cutPassId)
-    : machine(machine), module(module), cutPassId(cutPassId),
-      keeper(&machine) {}
+    : machine(machine), module(module), cutPassId(cutPassId), keeper(&machine) {
+}
 
 CodegenCut::~CodegenCut() = default;
 
 size_t CodegenCut::size() const { return kept.size(); }
 
-std::unique_ptr<CodegenCut> CodegenCut::make(TargetMachine &machine,
-                                             Module &module, StringRef cutPass,
-                                             std::string &error) {
+CodegenCut::Whole CodegenCut::compileKeeping(TargetMachine &machine,
+                                             Module &module,
+                                             StringRef cutPass) {
+  Whole whole;
   const PassInfo *info = PassRegistry::getPassRegistry()->getPassInfo(cutPass);
-  if (!info) {
-    error = ("no pass named " + cutPass).str();
-    return nullptr;
-  }
+  if (!info)
+    whole.error = ("no pass named " + cutPass).str();
   std::unique_ptr<CodegenCut> cut(
-      new CodegenCut(machine, module, info->getTypeInfo()));
-  bool copied = true;
+      new CodegenCut(machine, module, info ? info->getTypeInfo() : nullptr));
   CodegenCut &self = *cut;
   auto sink = [&](MachineFunction &mf) {
     std::unique_ptr<MachineFunction> copy =
@@ -313,27 +300,27 @@ std::unique_ptr<CodegenCut> CodegenCut::make(TargetMachine &machine,
     return true;
   };
   auto *keep = new KeepMachineFunctions(sink);
+  SmallString<0> assembly;
   {
+    raw_svector_ostream stream(assembly);
+    buffer_ostream out(stream);
     CutPassManager passes(cut->cutPassId, keep);
-    raw_null_ostream null;
-    buffer_ostream out(null);
     if (machine.addPassesToEmitFile(passes, out, nullptr,
                                     CodeGenFileType::AssemblyFile)) {
-      error = "the target cannot emit assembly";
-      return nullptr;
+      whole.error = "the target cannot emit assembly";
+      return whole;
     }
-    if (!passes.keepAdded) {
-      error = ("the code generation pipeline has no pass " + cutPass).str();
-      return nullptr;
-    }
+    if (!passes.reachedCut && whole.error.empty())
+      whole.error =
+          ("the code generation pipeline has no pass " + cutPass).str();
     passes.run(module);
-    copied = keep->ok;
+    if (passes.reachedCut && !keep->ok)
+      whole.error = "a machine function holds what a copy leaves out";
   }
-  if (!copied) {
-    error = "a machine function holds what a copy leaves out";
-    return nullptr;
-  }
-  return cut;
+  whole.assembly = std::move(assembly);
+  if (whole.error.empty())
+    whole.cut = std::move(cut);
+  return whole;
 }
 
 std::optional<SmallString<0>> CodegenCut::continueToAssembly(Refusal &refusal) {
@@ -344,7 +331,8 @@ std::optional<SmallString<0>> CodegenCut::continueToAssembly(Refusal &refusal) {
   // The copies first: the pipeline is built only for a continuation that
   // goes ahead.
   std::vector<std::unique_ptr<MachineFunction>> copies;
-  MachineModuleInfoWrapperPass *mmi = new MachineModuleInfoWrapperPass(&machine);
+  MachineModuleInfoWrapperPass *mmi =
+      new MachineModuleInfoWrapperPass(&machine);
   MCContext &ctx = mmi->getMMI().getContext();
   for (const Kept &k : kept) {
     std::unique_ptr<MachineFunction> copy =

@@ -138,9 +138,10 @@ public:
   std::optional<SmallVector<char, 0>> run() override {
     if (optimizedLlvmIRCallback || !fly::isRocdlSharedOptEnabled())
       return SerializeGPUModuleBase::run();
-    // Translate the module to LLVM IR.
-    llvm::LLVMContext llvmContext;
-    std::unique_ptr<llvm::Module> llvmModule = translateToLLVMIR(llvmContext);
+    // Translate the module to LLVM IR. Both owned by the serializer: a
+    // shared code generation may keep them (codegenSharingRocdl).
+    llvmContext = std::make_unique<llvm::LLVMContext>();
+    llvmModule = translateToLLVMIR(*llvmContext);
     if (!llvmModule) {
       getOperation().emitError() << "Failed creating the llvm::Module.";
       return std::nullopt;
@@ -257,31 +258,39 @@ protected:
 private:
   /// SerializeGPUModuleBase::moduleToObjectImpl (LLVM 22) on the lent
   /// machine (its LLVM_DEBUG prints are left out: LLVM is a release build).
-  FailureOr<SmallVector<char, 0>> objectOf(llvm::Module &llvmModule) {
+  FailureOr<SmallVector<char, 0>> objectOf(llvm::Module &module) {
     llvm::TargetMachine *machine =
         targetOptions.getCompilationTarget() == gpu::CompilationTarget::Offload
             ? nullptr
-            : lentMachine(&llvmModule);
+            : lentMachine(&module);
     if (!machine)
-      return moduleToObjectImpl(targetOptions, llvmModule);
+      return moduleToObjectImpl(targetOptions, module);
     FailureOr<SmallString<0>> serializedISA = failure();
-    if (std::optional<SmallString<0>> shared =
-            fly::codegenSharingRocdl(sharing, triple, chip, features, optLevel))
-      serializedISA = std::move(*shared);
-    if (succeeded(serializedISA) && fly::getRocdlSharedCodegenMode() ==
-                                        fly::RocdlSharedCodegenMode::Verify) {
+    // Kept by a shared code generation, `module`, its context and the
+    // machine are no longer this serializer's.
+    std::optional<fly::RocdlSharedIsa> shared;
+    if (llvmModule.get() == &module)
+      shared = fly::codegenSharingRocdl(sharing, llvmContext, llvmModule, lent);
+    if (shared)
+      serializedISA = std::move(shared->isa);
+    if (shared && shared->continued &&
+        fly::getRocdlSharedCodegenMode() ==
+            fly::RocdlSharedCodegenMode::Verify) {
       FailureOr<SmallString<0>> whole = translateModuleToISA(
-          llvmModule, *machine, [&]() { return getOperation().emitError(); });
-      llvm::errs() << "fly: shared code generation of "
-                   << SymbolTable::getSymbolName(&getOperation()).getValue()
-                   << ": ISA "
-                   << (succeeded(whole) && *whole == *serializedISA ? "equal"
-                                                                    : "differs")
-                   << "\n";
+          module, *machine, [&]() { return getOperation().emitError(); });
+      // One write: variants on other threads say the same.
+      std::string line =
+          ("fly: shared code generation of " +
+           SymbolTable::getSymbolName(&getOperation()).getValue() + ": ISA " +
+           (succeeded(whole) && *whole == *serializedISA ? "equal"
+                                                         : "differs") +
+           "\n")
+              .str();
+      llvm::errs() << line;
       serializedISA = std::move(whole);
     } else if (failed(serializedISA)) {
       serializedISA = translateModuleToISA(
-          llvmModule, *machine, [&]() { return getOperation().emitError(); });
+          module, *machine, [&]() { return getOperation().emitError(); });
     }
     if (failed(serializedISA))
       return getOperation().emitError()
@@ -323,6 +332,9 @@ private:
   /// Whether the optimised module is a shared one plus this variant's
   /// register hints (its code generation may then continue a kept cut).
   fly::RocdlSharing sharing;
+  /// What run() translates to and compiles (the module destroyed first).
+  std::unique_ptr<llvm::LLVMContext> llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule;
   bool reuseMachines = fly::isTargetMachineReuseEnabled();
   std::optional<fly::LentTargetMachine> lent;
   bool keepable = true;

@@ -5,7 +5,6 @@
 #include "fly/Backend/CodegenCut.h"
 #include "fly/Backend/TargetMachinePool.h"
 
-#include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/DiagnosticHandler.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/InstIterator.h"
@@ -14,7 +13,6 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include <algorithm>
@@ -38,33 +36,72 @@ constexpr StringRef kCutPass = "amdgpu-prepare-agpr-alloc";
 constexpr StringRef kRegisterHints[] = {"amdgpu-waves-per-eu",
                                         "amdgpu-num-vgpr", "amdgpu-num-sgpr"};
 
-/// Whether LLVM said anything worse than a remark: the variant is then
-/// compiled whole, where the same words reach its own context.
+bool isWarningOrError(const llvm::DiagnosticInfo &info) {
+  return info.getSeverity() == llvm::DS_Error ||
+         info.getSeverity() == llvm::DS_Warning;
+}
+
+/// A kept state's handler: whether LLVM said anything worse than a remark
+/// about the variant continuing it (compiled whole then, where the same
+/// words reach its own context).
 class DiagnosticsSeen final : public llvm::DiagnosticHandler {
 public:
   explicit DiagnosticsSeen(bool &seen) : seen(seen) {}
   bool handleDiagnostics(const llvm::DiagnosticInfo &info) override {
-    if (info.getSeverity() == llvm::DS_Error ||
-        info.getSeverity() == llvm::DS_Warning) {
-      seen = true;
-      return true;
-    }
-    return false;
+    if (!isWarningOrError(info))
+      return false;
+    seen = true;
+    return true;
   }
 
 private:
   bool &seen;
 };
 
-/// One shared module's code generation up to the cut, on a machine of its
-/// own (the kept machine functions point into both).
+/// The caller's handler during a whole compile that may be kept: noting
+/// whether anything worse than a remark went through it.
+class DiagnosticsNoted final : public llvm::DiagnosticHandler {
+public:
+  DiagnosticsNoted(std::unique_ptr<llvm::DiagnosticHandler> inner, bool &seen)
+      : inner(std::move(inner)), seen(seen) {}
+  bool handleDiagnostics(const llvm::DiagnosticInfo &info) override {
+    seen |= isWarningOrError(info);
+    return inner && inner->handleDiagnostics(info);
+  }
+  bool isAnalysisRemarkEnabled(StringRef pass) const override {
+    return inner && inner->isAnalysisRemarkEnabled(pass);
+  }
+  bool isMissedOptRemarkEnabled(StringRef pass) const override {
+    return inner && inner->isMissedOptRemarkEnabled(pass);
+  }
+  bool isPassedOptRemarkEnabled(StringRef pass) const override {
+    return inner && inner->isPassedOptRemarkEnabled(pass);
+  }
+  bool isAnyRemarkEnabled() const override {
+    return inner && inner->isAnyRemarkEnabled();
+  }
+  std::unique_ptr<llvm::DiagnosticHandler> inner;
+
+private:
+  bool &seen;
+};
+
+/// One shared module's machine functions at the cut, with the module,
+/// context and machine of the variant that compiled them (the kept machine
+/// functions point into all three).
 struct CutState {
   std::shared_ptr<const RocdlOptimizedModule> optimized;
   std::optional<LentTargetMachine> machine;
-  llvm::LLVMContext context;
+  std::unique_ptr<llvm::LLVMContext> context;
   std::unique_ptr<llvm::Module> module;
   std::unique_ptr<CodegenCut> cut;
   bool diagnosed = false;
+
+  /// The machine back to its pool once the machine functions are gone.
+  ~CutState() {
+    if (machine && *machine && !diagnosed)
+      machine->keep();
+  }
 };
 
 /// Whether code generation of `module` before the cut reads nothing the
@@ -100,9 +137,8 @@ public:
   std::unique_ptr<CutState> take(const RocdlOptimizedModule *optimized,
                                  bool &refused) {
     std::lock_guard<std::mutex> lock(mutex);
-    refused = llvm::any_of(refusedModules, [&](const auto &m) {
-      return m.get() == optimized;
-    });
+    refused = llvm::any_of(refusedModules,
+                           [&](const auto &m) { return m.get() == optimized; });
     auto it = llvm::find_if(idle, [&](const std::unique_ptr<CutState> &s) {
       return s->optimized.get() == optimized;
     });
@@ -113,10 +149,13 @@ public:
     return state;
   }
   void give(std::unique_ptr<CutState> state) {
+    std::unique_ptr<CutState> evicted;
     std::lock_guard<std::mutex> lock(mutex);
     idle.push_front(std::move(state));
-    if (idle.size() > maxIdle())
+    if (idle.size() > maxIdle()) {
+      evicted = std::move(idle.back());
       idle.pop_back();
+    }
   }
   void refuse(std::shared_ptr<const RocdlOptimizedModule> optimized) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -142,50 +181,38 @@ StatePool &pool() {
   return *instance;
 }
 
-std::atomic<uint64_t> cuts{0}, continued{0}, refused{0};
+std::atomic<uint64_t> cuts{0}, continued{0}, refusedModules{0},
+    refusedVariants{0};
 
-/// A state for `sharing`'s module, cut; null (the module refused for
-/// good where that is why) where it cannot be.
-std::unique_ptr<CutState> makeState(const RocdlSharing &sharing,
-                                    StringRef triple, StringRef chip,
-                                    StringRef features, int optLevel) {
-  auto state = std::make_unique<CutState>();
-  state->optimized = sharing.optimized;
-  state->machine.emplace(lendTargetMachine(triple, chip, features));
-  llvm::TargetMachine *tm = state->machine->get();
-  if (!tm)
-    return nullptr;
-  tm->setOptLevel(static_cast<llvm::CodeGenOptLevel>(optLevel));
-  const llvm::SmallVector<char, 0> &bitcode = sharing.optimized->bitcode;
-  llvm::Expected<std::unique_ptr<llvm::Module>> module =
-      llvm::parseBitcodeFile(llvm::MemoryBufferRef(StringRef(bitcode.data(),
-                                                             bitcode.size()),
-                                                   "shared"),
-                             state->context);
-  if (!module) {
-    llvm::consumeError(module.takeError());
-    return nullptr;
+/// `state` continued with `sharing`'s hints; nullopt where it would not be
+/// exact or LLVM said something (`state` is given back where it may serve
+/// another variant).
+std::optional<llvm::SmallString<0>>
+continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing) {
+  // The variant's hints in place of the last one's.
+  for (llvm::Function &f : *state->module)
+    for (StringRef name : kRegisterHints)
+      f.removeFnAttr(name);
+  for (const RocdlRegisterHint &hint : sharing.hints) {
+    llvm::Function *f = state->module->getFunction(hint.function);
+    if (!f)
+      return std::nullopt;
+    f->addFnAttr(hint.attribute, hint.value);
   }
-  state->module = std::move(*module);
-  if (!isCuttable(*state->module, *tm)) {
-    pool().refuse(sharing.optimized);
-    return nullptr;
-  }
-  state->context.setDiagnosticHandler(
-      std::make_unique<DiagnosticsSeen>(state->diagnosed));
-  std::string error;
-  state->cut = CodegenCut::make(*tm, *state->module, kCutPass, error);
-  if (!state->cut || state->diagnosed || state->cut->size() == 0) {
-    pool().refuse(sharing.optimized);
-    return nullptr;
-  }
-  ++cuts;
-  return state;
+  CodegenCut::Refusal refusal;
+  std::optional<llvm::SmallString<0>> isa =
+      state->cut->continueToAssembly(refusal);
+  if (state->diagnosed)
+    return std::nullopt;
+  if (isa || refusal == CodegenCut::Refusal::PressureLimits)
+    pool().give(std::move(state));
+  return isa;
 }
 } // namespace
 
 RocdlSharedCodegenStats getRocdlSharedCodegenStats() {
-  return {cuts.load(), continued.load(), refused.load()};
+  return {cuts.load(), continued.load(), refusedModules.load(),
+          refusedVariants.load()};
 }
 
 RocdlSharedCodegenMode getRocdlSharedCodegenMode() {
@@ -197,48 +224,63 @@ RocdlSharedCodegenMode getRocdlSharedCodegenMode() {
              : RocdlSharedCodegenMode::Off;
 }
 
-std::optional<llvm::SmallString<0>>
-codegenSharingRocdl(const RocdlSharing &sharing, StringRef triple,
-                    StringRef chip, StringRef features, int optLevel) {
-  if (!sharing.optimized || !sharing.optimized->eligible ||
+std::optional<RocdlSharedIsa>
+codegenSharingRocdl(const RocdlSharing &sharing,
+                    std::unique_ptr<llvm::LLVMContext> &context,
+                    std::unique_ptr<llvm::Module> &module,
+                    std::optional<LentTargetMachine> &machine) {
+  if (!sharing.optimized || !sharing.optimized->eligible || !context ||
+      !module || !machine || !*machine ||
       getRocdlSharedCodegenMode() == RocdlSharedCodegenMode::Off)
     return std::nullopt;
-  bool refusedBefore = false;
-  std::unique_ptr<CutState> state =
-      pool().take(sharing.optimized.get(), refusedBefore);
-  if (!state && !refusedBefore)
-    state = makeState(sharing, triple, chip, features, optLevel);
-  if (!state) {
-    ++refused;
-    return std::nullopt;
-  }
-  // The variant's hints in place of the last one's.
-  for (llvm::Function &f : *state->module)
-    for (StringRef name : kRegisterHints)
-      f.removeFnAttr(name);
-  for (const RocdlRegisterHint &hint : sharing.hints) {
-    llvm::Function *f = state->module->getFunction(hint.function);
-    if (!f) {
-      ++refused;
+  bool refused = false;
+  if (std::unique_ptr<CutState> state =
+          pool().take(sharing.optimized.get(), refused)) {
+    std::optional<llvm::SmallString<0>> isa =
+        continueState(std::move(state), sharing);
+    if (!isa) {
+      ++refusedVariants;
       return std::nullopt;
     }
-    f->addFnAttr(hint.attribute, hint.value);
+    ++continued;
+    return RocdlSharedIsa{std::move(*isa), /*continued=*/true};
   }
-  CodegenCut::Refusal refusal;
-  std::optional<llvm::SmallString<0>> isa =
-      state->cut->continueToAssembly(refusal);
-  if (state->diagnosed) {
-    // Its context said something about this variant: not used again.
-    ++refused;
+  llvm::TargetMachine &tm = *machine->get();
+  if (refused || !isCuttable(*module, tm)) {
+    if (!refused)
+      pool().refuse(sharing.optimized);
+    ++refusedModules;
     return std::nullopt;
   }
-  if (isa)
-    ++continued;
-  else
-    ++refused;
-  if (isa || refusal == CodegenCut::Refusal::PressureLimits)
-    pool().give(std::move(state));
-  return isa;
+
+  // Compiled whole, the machine functions kept at the cut.
+  bool seen = false;
+  context->setDiagnosticHandler(std::make_unique<DiagnosticsNoted>(
+      context->getDiagnosticHandler(), seen));
+  CodegenCut::Whole whole = CodegenCut::compileKeeping(tm, *module, kCutPass);
+  std::unique_ptr<llvm::DiagnosticHandler> noted =
+      context->getDiagnosticHandler();
+  if (!whole.assembly || !whole.cut || seen) {
+    context->setDiagnosticHandler(
+        std::move(static_cast<DiagnosticsNoted &>(*noted).inner));
+    if (!whole.assembly)
+      return std::nullopt;
+    if (!whole.cut)
+      pool().refuse(sharing.optimized);
+    return RocdlSharedIsa{std::move(*whole.assembly), /*continued=*/false};
+  }
+  auto state = std::make_unique<CutState>();
+  state->optimized = sharing.optimized;
+  state->machine.emplace(std::move(*machine));
+  machine.reset();
+  state->context = std::move(context);
+  state->module = std::move(module);
+  state->cut = std::move(whole.cut);
+  state->context->setDiagnosticHandler(
+      std::make_unique<DiagnosticsSeen>(state->diagnosed));
+  ++cuts;
+  pool().give(std::move(state));
+  return RocdlSharedIsa{std::move(*whole.assembly), /*continued=*/false};
 }
 
 } // namespace fly

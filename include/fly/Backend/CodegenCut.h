@@ -1,16 +1,16 @@
 //===- CodegenCut.h - Code generation stopped once, continued per variant -===//
 //
-// A legacy code generation pipeline cut before one machine pass: the passes
-// up to the cut run once on a module and its machine functions are kept;
-// each continuation copies them (with a MachineFunctionInfo built anew from
-// the IR function's attributes as they are then) and runs the passes from
+// A legacy code generation pipeline cut before one machine pass: a whole
+// code generation of a module keeps its machine functions as they are at the
+// cut; each continuation copies them (with a MachineFunctionInfo built anew
+// from the IR function's attributes as they are then) and runs the passes from
 // the cut on, to assembly. Variants whose attributes change what only the
 // passes after the cut read (ROCDL's register hints, RocdlSharedCodegen.h)
 // then share the work before it.
 //
-// The pipeline is split by filtering what TargetPassConfig adds, not with
-// LLVM's process-wide -start-before/-stop-before options, so other threads
-// building code generation pipelines at the same time are not affected.
+// The pipeline is cut by filtering what TargetPassConfig adds, not with
+// LLVM's process-wide -start-before option, so other threads building code
+// generation pipelines at the same time are not affected.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,16 +54,18 @@ class CodegenCut {
 public:
   ~CodegenCut();
 
-  /// Runs the code generation of `module` on `machine` up to (not
-  /// including) the first pass named `cutPass` (its -debug-pass argument
-  /// name) and keeps the machine functions. Null, with `error` saying why,
-  /// where the pipeline has no such pass or a machine function cannot be
-  /// copied. `module` and `machine` must outlive the result; the IR passes
-  /// before the cut have changed `module`.
-  static std::unique_ptr<CodegenCut> make(llvm::TargetMachine &machine,
-                                          llvm::Module &module,
-                                          llvm::StringRef cutPass,
-                                          std::string &error);
+  /// The whole code generation of `module` on `machine` to assembly, with
+  /// the machine functions kept as they are before the first pass named
+  /// `cutPass` (its -debug-pass argument name): `cut` is null, with `error`
+  /// saying why, where the pipeline has no such pass or a machine function
+  /// cannot be copied. `module` and `machine` must outlive the cut.
+  struct Whole {
+    std::optional<llvm::SmallString<0>> assembly;
+    std::unique_ptr<CodegenCut> cut;
+    std::string error;
+  };
+  static Whole compileKeeping(llvm::TargetMachine &machine,
+                              llvm::Module &module, llvm::StringRef cutPass);
 
   /// Why continue() returned nothing.
   enum class Refusal {
