@@ -1,0 +1,214 @@
+//===- RocdlSharedCodegenTest.cpp - Which ROCDL variants continue a cut ---===//
+//
+// Counts, per kind of kernel and hint, whether fly-module-to-binary kept a
+// cut, continued one, or compiled whole (RocdlSharedCodegen.h), and checks
+// that the ISA is the whole code generation's either way.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fly/Backend/RocdlSharedCodegen.h"
+#include "ModuleIsa.h"
+#include "fly/Compiler/Registration.h"
+#include "fly/Hints/ApplyHints.h"
+#include "fly/Hints/HintSet.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include "gtest/gtest.h"
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+using namespace fly;
+using llvm::StringRef;
+
+namespace {
+
+/// Straight-line: no cycle, so no register pressure limit to keep.
+constexpr StringRef kStraightKernel = R"mlir(
+gpu.module @kernels [#rocdl.target<chip = "@CHIP@">] {
+  llvm.func @k(%arg0: !llvm.ptr<1>, %n: i32) attributes {gpu.kernel, rocdl.kernel} {
+    %s = llvm.mlir.constant(@SCALE@ : f32) : f32
+    %0 = llvm.load %arg0 : !llvm.ptr<1> -> f32
+    %1 = llvm.fmul %0, %s : f32
+    llvm.store %1, %arg0 : f32, !llvm.ptr<1>
+    llvm.return
+  }
+}
+)mlir";
+
+/// A loop: MachineSink and MachineLICM read the pressure limits in it.
+constexpr StringRef kLoopKernel = R"mlir(
+gpu.module @kernels [#rocdl.target<chip = "@CHIP@">] {
+  llvm.func @k(%arg0: !llvm.ptr<1>, %n: i32) attributes {gpu.kernel, rocdl.kernel} {
+    %c0 = llvm.mlir.constant(0 : i32) : i32
+    %c1 = llvm.mlir.constant(1 : i32) : i32
+    %s = llvm.mlir.constant(@SCALE@ : f32) : f32
+    llvm.br ^loop(%c0, %s : i32, f32)
+  ^loop(%i: i32, %acc: f32):
+    %p = llvm.getelementptr %arg0[%i] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+    %v = llvm.load %p : !llvm.ptr<1> -> f32
+    %a = llvm.fmul %acc, %v : f32
+    %next = llvm.add %i, %c1 : i32
+    %done = llvm.icmp "sge" %next, %n : i32
+    llvm.cond_br %done, ^exit(%a : f32), ^loop(%next, %a : i32, f32)
+  ^exit(%r: f32):
+    llvm.store %r, %arg0 : f32, !llvm.ptr<1>
+    llvm.return
+  }
+}
+)mlir";
+
+/// Inline asm may name registers the hints reserve.
+constexpr StringRef kInlineAsmKernel = R"mlir(
+gpu.module @kernels [#rocdl.target<chip = "@CHIP@">] {
+  llvm.func @k(%arg0: !llvm.ptr<1>, %n: i32) attributes {gpu.kernel, rocdl.kernel} {
+    %s = llvm.mlir.constant(@SCALE@ : f32) : f32
+    llvm.inline_asm has_side_effects "s_nop 0", "" : () -> ()
+    %0 = llvm.load %arg0 : !llvm.ptr<1> -> f32
+    %1 = llvm.fmul %0, %s : f32
+    llvm.store %1, %arg0 : f32, !llvm.ptr<1>
+    llvm.return
+  }
+}
+)mlir";
+
+class RocdlSharedCodegenTest : public ::testing::Test {
+protected:
+  RocdlSharedCodegenTest() {
+    registerCompilerDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+  ~RocdlSharedCodegenTest() override { unsetenv("FLY_ROCDL_CODEGEN_CUT"); }
+
+  /// `kernel` for `chip`, `scale` keeping each test's module (and so its
+  /// shared optimisation and kept states) apart from the others'.
+  static std::string make(StringRef kernel, StringRef chip, StringRef scale) {
+    std::string text = kernel.str();
+    text.replace(text.find("@CHIP@"), 6, chip.str());
+    text.replace(text.find("@SCALE@"), 7, scale.str());
+    return text;
+  }
+
+  /// The ISA of `gpuModule` under each hint set of `sets`, one gpu.module
+  /// per hint set in one run of fly-module-to-binary{format=isa}, in order
+  /// on one thread.
+  std::vector<std::string> compile(const std::string &gpuModule,
+                                   StringRef sets) {
+    llvm::Expected<std::vector<HintSet>> hintSets = parseHintSets(sets);
+    EXPECT_TRUE(bool(hintSets));
+    if (!hintSets)
+      return {};
+    OwningOpRef<ModuleOp> source =
+        parseSourceString<ModuleOp>(gpuModule, &context);
+    EXPECT_TRUE(bool(source));
+    if (!source)
+      return {};
+    auto base = *source->getOps<gpu::GPUModuleOp>().begin();
+    OpBuilder b(&context);
+    b.setInsertionPointToEnd(source->getBody());
+    for (auto [index, hints] : llvm::enumerate(*hintSets)) {
+      auto clone = cast<gpu::GPUModuleOp>(b.clone(*base));
+      clone.setSymName(("v" + std::to_string(index)).c_str());
+      EXPECT_TRUE(succeeded(applyHints(clone, hints))) << hints.canonical();
+    }
+    base.erase();
+    std::vector<std::string> isa = compileToIsa(*source);
+    EXPECT_EQ(isa.size(), hintSets->size());
+    return isa;
+  }
+
+  /// compile() with shared code generation, what it counted, and the ISA
+  /// checked against compile() with it off (which counts nothing).
+  RocdlSharedCodegenStats compileBothWays(const std::string &gpuModule,
+                                          StringRef sets) {
+    RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
+    std::vector<std::string> shared = compile(gpuModule, sets);
+    RocdlSharedCodegenStats after = getRocdlSharedCodegenStats();
+    setenv("FLY_ROCDL_CODEGEN_CUT", "0", 1);
+    std::vector<std::string> whole = compile(gpuModule, sets);
+    unsetenv("FLY_ROCDL_CODEGEN_CUT");
+    RocdlSharedCodegenStats off = getRocdlSharedCodegenStats();
+    EXPECT_EQ(off.cuts, after.cuts);
+    EXPECT_EQ(off.continued, after.continued);
+    EXPECT_EQ(off.refusedModules, after.refusedModules);
+    EXPECT_EQ(off.refusedVariants, after.refusedVariants);
+    EXPECT_EQ(shared.size(), whole.size());
+    for (size_t i = 0; i < std::min(shared.size(), whole.size()); ++i)
+      EXPECT_TRUE(shared[i] == whole[i]) << "ISA of hint set #" << i;
+    return {after.cuts - before.cuts, after.continued - before.continued,
+            after.refusedModules - before.refusedModules,
+            after.refusedVariants - before.refusedVariants};
+  }
+
+  DialectRegistry registry;
+  MLIRContext context{MLIRContext::Threading::DISABLED};
+};
+
+TEST_F(RocdlSharedCodegenTest, RegisterHintsContinueOneCut) {
+  // The first variant compiles whole and keeps its cut; every other one
+  // continues it, whatever its register budget.
+  RocdlSharedCodegenStats stats =
+      compileBothWays(make(kStraightKernel, "gfx942", "2.0"),
+                      "waves_per_eu=2;waves_per_eu=8;maxnreg=32;maxnreg=256;"
+                      "passthrough.amdgpu-num-sgpr=24;"
+                      "waves_per_eu=4,maxnreg=96");
+  EXPECT_EQ(stats.cuts, 1u);
+  EXPECT_EQ(stats.continued, 5u);
+  EXPECT_EQ(stats.refusedModules, 0u);
+  EXPECT_EQ(stats.refusedVariants, 0u);
+}
+
+TEST_F(RocdlSharedCodegenTest, LoopWithLowerPressureLimitCompilesWhole) {
+  // In a loop, a budget that lowers the pressure limit the kept compile saw
+  // is compiled whole; one that keeps it continues.
+  RocdlSharedCodegenStats stats = compileBothWays(
+      make(kLoopKernel, "gfx942", "3.0"), "waves_per_eu=1;maxnreg=24");
+  EXPECT_EQ(stats.cuts, 1u);
+  EXPECT_EQ(stats.continued, 0u);
+  EXPECT_EQ(stats.refusedVariants, 1u);
+  stats = compileBothWays(make(kLoopKernel, "gfx942", "4.0"),
+                          "waves_per_eu=1;waves_per_eu=1,maxnreg=512");
+  EXPECT_EQ(stats.cuts, 1u);
+  EXPECT_EQ(stats.continued, 1u);
+  EXPECT_EQ(stats.refusedVariants, 0u);
+}
+
+TEST_F(RocdlSharedCodegenTest, InlineAsmIsNeverCut) {
+  RocdlSharedCodegenStats stats =
+      compileBothWays(make(kInlineAsmKernel, "gfx942", "5.0"),
+                      "waves_per_eu=2;waves_per_eu=4;maxnreg=64");
+  EXPECT_EQ(stats.cuts, 0u);
+  EXPECT_EQ(stats.continued, 0u);
+  EXPECT_EQ(stats.refusedModules, 3u);
+}
+
+TEST_F(RocdlSharedCodegenTest, TargetWithoutArchitectedFlatScratchIsNeverCut) {
+  // gfx90a chooses the private-buffer register before the cut, from the
+  // budget.
+  RocdlSharedCodegenStats stats =
+      compileBothWays(make(kStraightKernel, "gfx90a", "6.0"),
+                      "waves_per_eu=2;passthrough.amdgpu-num-sgpr=32");
+  EXPECT_EQ(stats.cuts, 0u);
+  EXPECT_EQ(stats.continued, 0u);
+  EXPECT_EQ(stats.refusedModules, 2u);
+}
+
+TEST_F(RocdlSharedCodegenTest, OtherHintKindsDoNotShare) {
+  // An opt level or fast math is a shared optimisation of its own (or
+  // none): each compiles whole, keeping a cut only where it may serve.
+  RocdlSharedCodegenStats stats = compileBothWays(
+      make(kStraightKernel, "gfx942", "7.0"), "O=1;O=3;unsafe_fp_math=1");
+  EXPECT_EQ(stats.continued, 0u);
+}
+
+} // namespace
