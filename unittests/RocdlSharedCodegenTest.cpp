@@ -168,19 +168,44 @@ TEST_F(RocdlSharedCodegenTest, RegisterHintsContinueOneCut) {
   EXPECT_EQ(stats.refusedVariants, 0u);
 }
 
-TEST_F(RocdlSharedCodegenTest, LoopWithLowerPressureLimitCompilesWhole) {
-  // In a loop, a budget that lowers the pressure limit the kept compile saw
-  // is compiled whole; one that keeps it continues.
+TEST_F(RocdlSharedCodegenTest, LoopWithOtherPressureLimitsKeepsItsOwnCut) {
+  // In a loop, a budget that changes the pressure limits the kept compile
+  // saw compiles whole, and is kept too; one with its limits continues it.
   RocdlSharedCodegenStats stats = compileBothWays(
-      make(kLoopKernel, "gfx942", "3.0"), "waves_per_eu=1;maxnreg=24");
-  EXPECT_EQ(stats.cuts, 1u);
-  EXPECT_EQ(stats.continued, 0u);
+      make(kLoopKernel, "gfx942", "3.0"),
+      "waves_per_eu=1;maxnreg=24;passthrough.amdgpu-num-vgpr=24");
+  EXPECT_EQ(stats.cuts, 2u);
+  EXPECT_EQ(stats.continued, 1u);
   EXPECT_EQ(stats.refusedVariants, 1u);
   stats = compileBothWays(make(kLoopKernel, "gfx942", "4.0"),
                           "waves_per_eu=1;waves_per_eu=1,maxnreg=512");
   EXPECT_EQ(stats.cuts, 1u);
   EXPECT_EQ(stats.continued, 1u);
   EXPECT_EQ(stats.refusedVariants, 0u);
+}
+
+TEST_F(RocdlSharedCodegenTest, WavesCapIsNeverKept) {
+  // A continuation's occupancy is the kept compile's, lowered to its own
+  // limit: a variant that caps the waves is not kept (a later one with a
+  // higher cap would inherit it) but may continue another's cut.
+  RocdlSharedCodegenStats stats =
+      compileBothWays(make(kStraightKernel, "gfx942", "8.0"),
+                      "passthrough.amdgpu-waves-per-eu='1,1';waves_per_eu=4;"
+                      "passthrough.amdgpu-waves-per-eu='2,2';maxnreg=64");
+  EXPECT_EQ(stats.cuts, 1u);
+  EXPECT_EQ(stats.continued, 2u);
+  EXPECT_EQ(stats.refusedVariants, 0u);
+}
+
+TEST_F(RocdlSharedCodegenTest, UnfaithfulTargetIsNeverCut) {
+  // gfx1100 pads the user SGPRs in instruction selection, which a copy's
+  // MachineFunctionInfo does not carry.
+  RocdlSharedCodegenStats stats =
+      compileBothWays(make(kStraightKernel, "gfx1100", "9.0"),
+                      "waves_per_eu=2;waves_per_eu=4;maxnreg=64");
+  EXPECT_EQ(stats.cuts, 0u);
+  EXPECT_EQ(stats.continued, 0u);
+  EXPECT_EQ(stats.refusedModules, 3u);
 }
 
 TEST_F(RocdlSharedCodegenTest, InlineAsmIsNeverCut) {

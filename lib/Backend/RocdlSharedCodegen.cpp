@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <deque>
 #include <list>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -95,6 +96,9 @@ struct CutState {
   std::unique_ptr<llvm::LLVMContext> context;
   std::unique_ptr<llvm::Module> module;
   std::unique_ptr<CodegenCut> cut;
+  /// Kept from a variant without register hints: the register pressure
+  /// limits most variants see, so preferred.
+  bool unhinted = false;
   bool diagnosed = false;
 
   /// The machine back to its pool once the machine functions are gone.
@@ -108,7 +112,12 @@ struct CutState {
 /// register hints change, on a target without a private-buffer register
 /// chosen before it (bench/MIR-CUT-AUDIT.md).
 bool isCuttable(const llvm::Module &module, const llvm::TargetMachine &tm) {
-  if (!tm.getMCSubtargetInfo()->checkFeatures("+architected-flat-scratch"))
+  const llvm::MCSubtargetInfo &sti = *tm.getMCSubtargetInfo();
+  if (!sti.checkFeatures("+architected-flat-scratch"))
+    return false;
+  // Instruction selection pads the user SGPRs for this bug, and the padding
+  // is not part of what a copy's MachineFunctionInfo is rebuilt from.
+  if (sti.checkFeatures("+user-sgpr-init16-bug"))
     return false;
   if (!canKeptTargetMachineServe(module))
     return false;
@@ -134,14 +143,20 @@ bool isCuttable(const llvm::Module &module, const llvm::TargetMachine &tm) {
 /// machine functions and a machine.
 class StatePool {
 public:
+  /// An idle state of `optimized` other than those in `tried`, one kept
+  /// unhinted first, else the most recently used.
   std::unique_ptr<CutState> take(const RocdlOptimizedModule *optimized,
+                                 llvm::ArrayRef<const CutState *> tried,
                                  bool &refused) {
     std::lock_guard<std::mutex> lock(mutex);
     refused = llvm::any_of(refusedModules,
                            [&](const auto &m) { return m.get() == optimized; });
-    auto it = llvm::find_if(idle, [&](const std::unique_ptr<CutState> &s) {
-      return s->optimized.get() == optimized;
-    });
+    auto it = idle.end();
+    for (auto s = idle.begin(); s != idle.end(); ++s)
+      if ((*s)->optimized.get() == optimized &&
+          !llvm::is_contained(tried, s->get()) &&
+          (it == idle.end() || (*s)->unhinted > (*it)->unhinted))
+        it = s;
     if (it == idle.end())
       return nullptr;
     std::unique_ptr<CutState> state = std::move(*it);
@@ -156,6 +171,19 @@ public:
       evicted = std::move(idle.back());
       idle.pop_back();
     }
+  }
+  /// Whether a continuation on `target` (triple, chip, features) gave the
+  /// whole compile's ISA in this process: true, false, or not tried yet.
+  std::optional<bool> isTargetFaithful(const std::string &target) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = faithful.find(target);
+    if (it == faithful.end())
+      return std::nullopt;
+    return it->second;
+  }
+  void setTargetFaithful(const std::string &target, bool value) {
+    std::lock_guard<std::mutex> lock(mutex);
+    faithful.try_emplace(target, value);
   }
   void refuse(std::shared_ptr<const RocdlOptimizedModule> optimized) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -172,6 +200,7 @@ private:
   std::mutex mutex;
   std::list<std::unique_ptr<CutState>> idle;
   std::deque<std::shared_ptr<const RocdlOptimizedModule>> refusedModules;
+  std::map<std::string, bool> faithful;
 };
 
 /// Never destroyed, as the machine pool: states outlive any static
@@ -184,11 +213,24 @@ StatePool &pool() {
 std::atomic<uint64_t> cuts{0}, continued{0}, refusedModules{0},
     refusedVariants{0};
 
+/// Whether a variant with `hints` may be kept: not if it caps the waves per
+/// EU (a continuation's occupancy is the kept one, lowered to its own limit,
+/// never raised).
+bool mayKeep(const std::vector<RocdlRegisterHint> &hints) {
+  return llvm::none_of(hints, [](const RocdlRegisterHint &hint) {
+    return hint.attribute == "amdgpu-waves-per-eu" &&
+           StringRef(hint.value).contains(',');
+  });
+}
+
 /// `state` continued with `sharing`'s hints; nullopt where it would not be
-/// exact or LLVM said something (`state` is given back where it may serve
-/// another variant).
+/// exact (`refusal` says why) or LLVM said something (`diagnosed`); `state`
+/// is given back where it may serve another variant.
 std::optional<llvm::SmallString<0>>
-continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing) {
+continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
+              CodegenCut::Refusal &refusal, bool &diagnosed) {
+  refusal = CodegenCut::Refusal::None;
+  diagnosed = false;
   // The variant's hints in place of the last one's.
   for (llvm::Function &f : *state->module)
     for (StringRef name : kRegisterHints)
@@ -199,11 +241,12 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing) {
       return std::nullopt;
     f->addFnAttr(hint.attribute, hint.value);
   }
-  CodegenCut::Refusal refusal;
   std::optional<llvm::SmallString<0>> isa =
       state->cut->continueToAssembly(refusal);
-  if (state->diagnosed)
+  if (state->diagnosed) {
+    diagnosed = true;
     return std::nullopt;
+  }
   if (isa || refusal == CodegenCut::Refusal::PressureLimits)
     pool().give(std::move(state));
   return isa;
@@ -233,18 +276,29 @@ codegenSharingRocdl(const RocdlSharing &sharing,
       !module || !machine || !*machine ||
       getRocdlSharedCodegenMode() == RocdlSharedCodegenMode::Off)
     return std::nullopt;
+  // Each idle state once, until one has this variant's pressure limits.
   bool refused = false;
-  if (std::unique_ptr<CutState> state =
-          pool().take(sharing.optimized.get(), refused)) {
+  llvm::SmallVector<const CutState *> tried;
+  while (std::unique_ptr<CutState> state =
+             pool().take(sharing.optimized.get(), tried, refused)) {
+    tried.push_back(state.get());
+    CodegenCut::Refusal refusal;
+    bool diagnosed;
     std::optional<llvm::SmallString<0>> isa =
-        continueState(std::move(state), sharing);
-    if (!isa) {
+        continueState(std::move(state), sharing, refusal, diagnosed);
+    if (isa) {
+      ++continued;
+      return RocdlSharedIsa{std::move(*isa), /*continued=*/true};
+    }
+    if (diagnosed || refusal != CodegenCut::Refusal::PressureLimits) {
       ++refusedVariants;
       return std::nullopt;
     }
-    ++continued;
-    return RocdlSharedIsa{std::move(*isa), /*continued=*/true};
   }
+  // Other pressure limits than every kept compile's: this variant may be
+  // kept with its own.
+  if (!tried.empty())
+    ++refusedVariants;
   llvm::TargetMachine &tm = *machine->get();
   if (refused || !isCuttable(*module, tm)) {
     if (!refused)
@@ -252,6 +306,8 @@ codegenSharingRocdl(const RocdlSharing &sharing,
     ++refusedModules;
     return std::nullopt;
   }
+  if (!mayKeep(sharing.hints))
+    return std::nullopt;
 
   // Compiled whole, the machine functions kept at the cut.
   bool seen = false;
@@ -260,17 +316,43 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   CodegenCut::Whole whole = CodegenCut::compileKeeping(tm, *module, kCutPass);
   std::unique_ptr<llvm::DiagnosticHandler> noted =
       context->getDiagnosticHandler();
-  if (!whole.assembly || !whole.cut || seen) {
-    context->setDiagnosticHandler(
-        std::move(static_cast<DiagnosticsNoted &>(*noted).inner));
-    if (!whole.assembly)
-      return std::nullopt;
+  std::unique_ptr<llvm::DiagnosticHandler> callers =
+      std::move(static_cast<DiagnosticsNoted &>(*noted).inner);
+  if (!whole.assembly) {
+    context->setDiagnosticHandler(std::move(callers));
+    return std::nullopt;
+  }
+  RocdlSharedIsa result{std::move(*whole.assembly), /*continued=*/false};
+  if (!whole.cut || seen) {
     if (!whole.cut)
       pool().refuse(sharing.optimized);
-    return RocdlSharedIsa{std::move(*whole.assembly), /*continued=*/false};
+    context->setDiagnosticHandler(std::move(callers));
+    return result;
+  }
+  // Once per target in the process: a continuation with the kept variant's
+  // own attributes must give its ISA, or the copies leave out something
+  // this target's code generation put into the machine functions.
+  std::string target = (tm.getTargetTriple().str() + "\n" + tm.getTargetCPU() +
+                        "\n" + tm.getTargetFeatureString())
+                           .str();
+  std::optional<bool> faithful = pool().isTargetFaithful(target);
+  if (!faithful) {
+    bool copySeen = false;
+    context->setDiagnosticHandler(std::make_unique<DiagnosticsSeen>(copySeen));
+    CodegenCut::Refusal refusal;
+    std::optional<llvm::SmallString<0>> again =
+        whole.cut->continueToAssembly(refusal);
+    faithful = !copySeen && again && *again == result.isa;
+    pool().setTargetFaithful(target, *faithful);
+  }
+  if (!*faithful) {
+    pool().refuse(sharing.optimized);
+    context->setDiagnosticHandler(std::move(callers));
+    return result;
   }
   auto state = std::make_unique<CutState>();
   state->optimized = sharing.optimized;
+  state->unhinted = sharing.hints.empty();
   state->machine.emplace(std::move(*machine));
   machine.reset();
   state->context = std::move(context);
@@ -280,7 +362,7 @@ codegenSharingRocdl(const RocdlSharing &sharing,
       std::make_unique<DiagnosticsSeen>(state->diagnosed));
   ++cuts;
   pool().give(std::move(state));
-  return RocdlSharedIsa{std::move(*whole.assembly), /*continued=*/false};
+  return result;
 }
 
 } // namespace fly

@@ -13,13 +13,20 @@
 // used by one thread at a time; idle ones are kept, a few per process.
 //
 // The ISA is the one the whole code generation makes, byte for byte, under
-// the conditions bench/MIR-CUT-AUDIT.md derives (each checked; any other
-// module or variant is compiled whole): a target with architected flat
-// scratch (no private-buffer register chosen before the cut); no alloca,
-// inline asm, call (but to intrinsics) or preloaded (inreg) kernel argument;
-// every machine function copyable; a function with a cycle sees the
-// register pressure limits the kept compile saw (MachineSink and MachineLICM
-// read them); LLVM reported no warning or error on the way.
+// the conditions bench/MIR-CUT-AUDIT.md derives and what attacking it found
+// (each checked; any other module or variant is compiled whole): a target
+// with architected flat scratch (no private-buffer register chosen before
+// the cut) and without the user-SGPR init bug (instruction selection pads
+// the user SGPRs, which a copy does not carry); no alloca, inline asm, call
+// (but to intrinsics) or preloaded (inreg) kernel argument; every machine
+// function copyable; a function with a cycle sees the register pressure
+// limits the kept compile saw (MachineSink and MachineLICM read them: a
+// variant tries each idle state, and one that matches none is kept with its
+// own); a kept variant caps no waves per EU (a continuation's occupancy is
+// the kept one, only ever lowered to its own limit); LLVM said nothing worse
+// than a remark. And once per target in a process, before the first state
+// is kept, a continuation with the kept variant's own hints must give its
+// ISA; a target where it does not is never cut.
 // test/Tools/rocdl-shared-codegen.test compares the objects with `cmp`.
 // Off with FLY_ROCDL_CODEGEN_CUT=0; FLY_ROCDL_CODEGEN_CUT=verify also
 // compiles each continued variant whole and says on stderr whether the two
