@@ -208,6 +208,17 @@ TEST_F(RocdlSharedCodegenTest, UnfaithfulTargetIsNeverCut) {
   EXPECT_EQ(stats.refusedModules, 3u);
 }
 
+TEST_F(RocdlSharedCodegenTest, TightBudgetsContinue) {
+  // Register allocation under a small budget reads the target's
+  // per-register flags, which a copy's MachineFunctionInfo must track from
+  // its first register (as MachineModuleInfo's own functions do).
+  RocdlSharedCodegenStats stats = compileBothWays(
+      make(kStraightKernel, "gfx942", "10.0"),
+      "maxnreg=16;maxnreg=32;passthrough.amdgpu-num-sgpr=16;maxnreg=64");
+  EXPECT_EQ(stats.cuts, 1u);
+  EXPECT_EQ(stats.continued, 3u);
+}
+
 TEST_F(RocdlSharedCodegenTest, InlineAsmIsNeverCut) {
   RocdlSharedCodegenStats stats =
       compileBothWays(make(kInlineAsmKernel, "gfx942", "5.0"),

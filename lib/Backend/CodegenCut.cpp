@@ -43,9 +43,25 @@ copyMachineFunction(const MachineFunction &src, MCContext &ctx,
       srcFrame.getLocalFrameObjectCount() ||
       !srcFrame.getSavePoints().empty() || !srcFrame.getRestorePoints().empty())
     return nullptr;
+  const TargetSubtargetInfo &sti = src.getSubtarget();
+  const TargetRegisterInfo *tri = sti.getRegisterInfo();
+  const MachineRegisterInfo &srcRegs = src.getRegInfo();
+  // Per-register flags live in the target's MachineFunctionInfo, which a
+  // fresh one would not have.
+  for (unsigned i = 0, e = srcRegs.getNumVirtRegs(); i < e; ++i)
+    if (!tri->getVRegFlagsOfReg(Register::index2VirtReg(i), src).empty())
+      return nullptr;
   auto dst = std::make_unique<MachineFunction>(
-      const_cast<Function &>(src.getFunction()), src.getTarget(),
-      src.getSubtarget(), ctx, src.getFunctionNumber());
+      const_cast<Function &>(src.getFunction()), src.getTarget(), sti, ctx,
+      src.getFunctionNumber());
+  const TargetMachine &tm = src.getTarget();
+  if (freshInfo) {
+    // As MachineModuleInfo makes one, before any register: the target's
+    // info follows the registers created (AMDGPU sizes its per-register
+    // flags so).
+    dst->initTargetMachineFunctionInfo(sti);
+    tm.registerMachineRegisterInfoCallback(*dst);
+  }
   MachineFrameInfo &dstFrame = dst->getFrameInfo();
   for (int i = 0, e = srcFrame.getObjectIndexEnd(); i < e; ++i) {
     int fi = dstFrame.CreateStackObject(
@@ -68,7 +84,6 @@ copyMachineFunction(const MachineFunction &src, MCContext &ctx,
     blocks[const_cast<MachineBasicBlock *>(&b)] = copy;
     dst->push_back(copy);
   }
-  const MachineRegisterInfo &srcRegs = src.getRegInfo();
   MachineRegisterInfo &dstRegs = dst->getRegInfo();
   for (unsigned i = 0, e = srcRegs.getNumVirtRegs(); i < e; ++i) {
     Register reg = Register::index2VirtReg(i);
@@ -84,8 +99,6 @@ copyMachineFunction(const MachineFunction &src, MCContext &ctx,
   for (auto [livein, vreg] : srcRegs.liveins())
     dstRegs.addLiveIn(livein, vreg);
 
-  const TargetSubtargetInfo &sti = src.getSubtarget();
-  const TargetRegisterInfo *tri = sti.getRegisterInfo();
   PseudoSourceValueManager &psv = dst->getPSVManager();
   for (const MachineBasicBlock &b : src) {
     MachineBasicBlock *copy = blocks[const_cast<MachineBasicBlock *>(&b)];
@@ -142,8 +155,6 @@ copyMachineFunction(const MachineFunction &src, MCContext &ctx,
       return nullptr;
     return dst;
   }
-  dst->initTargetMachineFunctionInfo(sti);
-  const TargetMachine &tm = src.getTarget();
   std::unique_ptr<yaml::MachineFunctionInfo> state(
       tm.convertFuncInfoToYAML(src));
   if (state) {
@@ -175,6 +186,21 @@ std::vector<unsigned> pressureLimits(const MachineFunction &mf) {
   for (unsigned i = 0, e = tri->getNumRegPressureSets(); i < e; ++i)
     limits.push_back(tri->getRegPressureSetLimit(mf, i));
   return limits;
+}
+
+/// What keeping a copy of `mf` costs, roughly: the per-register arrays of
+/// its MachineRegisterInfo dominate on targets with many registers (about
+/// 14 bytes a register: ~290 KB a function on gfx942), then the
+/// instructions.
+size_t estimateBytes(unsigned registers, size_t instructions) {
+  return registers * 14 + instructions * 128 + 4096;
+}
+size_t estimateBytes(const MachineFunction &mf) {
+  size_t instructions = 0;
+  for (const MachineBasicBlock &b : mf)
+    instructions += b.size();
+  return estimateBytes(mf.getSubtarget().getRegisterInfo()->getNumRegs(),
+                       instructions);
 }
 
 /// Whether the block graph of `mf` has a cycle (a back edge of a depth-first
@@ -233,34 +259,68 @@ private:
 };
 char KeepMachineFunctions::ID = 0;
 
-/// The passes TargetPassConfig and addPassesToEmitFile add: all of them with
-/// `keep` before the cut, or (no `keep`) those from the cut on (the passes
-/// before it dropped but immutable ones, which later passes may query), what
-/// TargetPassConfig does for -start-before, for this pipeline only.
+/// Puts each function's machine function into the pass manager's
+/// MachineModuleInfo just before the passes from the cut run on it (the
+/// pipeline frees it after them), so one copy at a time is alive.
+class InsertMachineFunctions : public FunctionPass {
+public:
+  static char ID;
+  using Source = function_ref<std::unique_ptr<MachineFunction>(const Function &,
+                                                               MCContext &)>;
+  explicit InsertMachineFunctions(Source source)
+      : FunctionPass(ID), source(source) {}
+  bool runOnFunction(Function &f) override {
+    MachineModuleInfo &mmi =
+        getAnalysis<MachineModuleInfoWrapperPass>().getMMI();
+    std::unique_ptr<MachineFunction> mf = source(f, mmi.getContext());
+    if (!mf) {
+      ok = false;
+      return false;
+    }
+    mmi.insertFunction(f, std::move(mf));
+    return false;
+  }
+  void getAnalysisUsage(AnalysisUsage &usage) const override {
+    usage.addRequired<MachineModuleInfoWrapperPass>();
+    usage.setPreservesAll();
+  }
+  StringRef getPassName() const override { return "Insert MachineFunctions"; }
+  bool ok = true;
+
+private:
+  Source source;
+};
+char InsertMachineFunctions::ID = 0;
+
+/// The passes TargetPassConfig and addPassesToEmitFile add, with `atCut`
+/// before the cut: all of them (`whole`), or those from the cut on (the
+/// passes before it dropped but immutable ones, which later passes may
+/// query), what TargetPassConfig does for -start-before, for this pipeline
+/// only.
 class CutPassManager : public legacy::PassManager {
 public:
-  CutPassManager(const void *cutPassId, Pass *keep)
-      : cutPassId(cutPassId), keep(keep) {}
-  ~CutPassManager() override { delete keep; }
+  CutPassManager(const void *cutPassId, Pass *atCut, bool whole)
+      : cutPassId(cutPassId), atCut(atCut), whole(whole) {}
+  ~CutPassManager() override { delete atCut; }
   void add(Pass *pass) override {
-    bool atCut = !reachedCut && pass->getPassID() == cutPassId;
-    reachedCut |= atCut;
-    if (atCut && keep) {
-      PassManager::add(keep);
-      keep = nullptr;
+    bool isCut = !reachedCut && pass->getPassID() == cutPassId;
+    reachedCut |= isCut;
+    if (isCut) {
+      PassManager::add(atCut);
+      atCut = nullptr;
     }
-    if (reachedCut || keepWanted || pass->getAsImmutablePass())
+    if (reachedCut || whole || pass->getAsImmutablePass())
       PassManager::add(pass);
     else
       delete pass;
   }
-  /// Whether the pipeline reached the cut (with `keep` added before it).
+  /// Whether the pipeline reached the cut (with `atCut` added before it).
   bool reachedCut = false;
 
 private:
   const void *cutPassId;
-  Pass *keep;
-  bool keepWanted = keep != nullptr;
+  Pass *atCut;
+  bool whole;
 };
 } // namespace
 
@@ -280,9 +340,19 @@ CodegenCut::~CodegenCut() = default;
 
 size_t CodegenCut::size() const { return kept.size(); }
 
+size_t CodegenCut::getBytes() const { return bytes; }
+
+size_t CodegenCut::estimateLeastBytes(const TargetMachine &machine,
+                                      const Module &module) {
+  size_t functions = llvm::count_if(
+      module, [](const Function &f) { return !f.isDeclaration(); });
+  return functions * estimateBytes(machine.getMCRegisterInfo()->getNumRegs(),
+                                   /*instructions=*/0);
+}
+
 CodegenCut::Whole CodegenCut::compileKeeping(TargetMachine &machine,
-                                             Module &module,
-                                             StringRef cutPass) {
+                                             Module &module, StringRef cutPass,
+                                             size_t maxBytes) {
   Whole whole;
   const PassInfo *info = PassRegistry::getPassRegistry()->getPassInfo(cutPass);
   if (!info)
@@ -290,7 +360,16 @@ CodegenCut::Whole CodegenCut::compileKeeping(TargetMachine &machine,
   std::unique_ptr<CodegenCut> cut(
       new CodegenCut(machine, module, info ? info->getTypeInfo() : nullptr));
   CodegenCut &self = *cut;
+  bool tooBig = false;
   auto sink = [&](MachineFunction &mf) {
+    if (tooBig)
+      return true;
+    self.bytes += estimateBytes(mf);
+    if (self.bytes > maxBytes) {
+      tooBig = true;
+      self.kept.clear();
+      return true;
+    }
     std::unique_ptr<MachineFunction> copy =
         copyMachineFunction(mf, self.keeper.getContext(), nullptr);
     if (!copy)
@@ -304,7 +383,7 @@ CodegenCut::Whole CodegenCut::compileKeeping(TargetMachine &machine,
   {
     raw_svector_ostream stream(assembly);
     buffer_ostream out(stream);
-    CutPassManager passes(cut->cutPassId, keep);
+    CutPassManager passes(cut->cutPassId, keep, /*whole=*/true);
     if (machine.addPassesToEmitFile(passes, out, nullptr,
                                     CodeGenFileType::AssemblyFile)) {
       whole.error = "the target cannot emit assembly";
@@ -316,6 +395,8 @@ CodegenCut::Whole CodegenCut::compileKeeping(TargetMachine &machine,
     passes.run(module);
     if (passes.reachedCut && !keep->ok)
       whole.error = "a machine function holds what a copy leaves out";
+    else if (tooBig)
+      whole.error = "the machine functions would take more memory than given";
   }
   whole.assembly = std::move(assembly);
   if (whole.error.empty())
@@ -328,32 +409,34 @@ std::optional<SmallString<0>> CodegenCut::continueToAssembly(Refusal &refusal) {
   if (!names && !kept.empty())
     names = std::make_unique<PerTargetMIParsingState>(
         kept.front().machineFunction->getSubtarget());
-  // The copies first: the pipeline is built only for a continuation that
-  // goes ahead.
-  std::vector<std::unique_ptr<MachineFunction>> copies;
-  MachineModuleInfoWrapperPass *mmi =
-      new MachineModuleInfoWrapperPass(&machine);
-  MCContext &ctx = mmi->getMMI().getContext();
+  auto *mmi = new MachineModuleInfoWrapperPass(&machine);
+  // The pressure limits first, on copies made and dropped one at a time:
+  // the pipeline is built only for a continuation that goes ahead.
   for (const Kept &k : kept) {
-    std::unique_ptr<MachineFunction> copy =
-        copyMachineFunction(*k.machineFunction, ctx, names.get());
-    if (!copy) {
+    if (!k.hasCycle)
+      continue;
+    std::unique_ptr<MachineFunction> copy = copyMachineFunction(
+        *k.machineFunction, mmi->getMMI().getContext(), names.get());
+    if (!copy || pressureLimits(*copy) != k.pressureLimits) {
       delete mmi;
-      refusal = Refusal::Copy;
+      refusal = copy ? Refusal::PressureLimits : Refusal::Copy;
       return std::nullopt;
     }
-    if (k.hasCycle && pressureLimits(*copy) != k.pressureLimits) {
-      delete mmi;
-      refusal = Refusal::PressureLimits;
-      return std::nullopt;
-    }
-    copies.push_back(std::move(copy));
   }
+  DenseMap<const Function *, const MachineFunction *> byFunction;
+  for (const Kept &k : kept)
+    byFunction[k.function] = k.machineFunction.get();
+  auto source = [&](const Function &f,
+                    MCContext &ctx) -> std::unique_ptr<MachineFunction> {
+    const MachineFunction *mf = byFunction.lookup(&f);
+    return mf ? copyMachineFunction(*mf, ctx, names.get()) : nullptr;
+  };
+  auto *insert = new InsertMachineFunctions(source);
   SmallString<0> assembly;
   {
     raw_svector_ostream stream(assembly);
     buffer_ostream out(stream);
-    CutPassManager passes(cutPassId, nullptr);
+    CutPassManager passes(cutPassId, insert, /*whole=*/false);
     if (machine.addPassesToEmitFile(passes, out, nullptr,
                                     CodeGenFileType::AssemblyFile,
                                     /*DisableVerify=*/true, mmi) ||
@@ -361,9 +444,11 @@ std::optional<SmallString<0>> CodegenCut::continueToAssembly(Refusal &refusal) {
       refusal = Refusal::Pipeline;
       return std::nullopt;
     }
-    for (auto [k, copy] : llvm::zip(kept, copies))
-      mmi->getMMI().insertFunction(*k.function, std::move(copy));
     passes.run(module);
+    if (!insert->ok) {
+      refusal = Refusal::Copy;
+      return std::nullopt;
+    }
   }
   return assembly;
 }

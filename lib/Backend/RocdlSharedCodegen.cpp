@@ -87,6 +87,11 @@ private:
   bool &seen;
 };
 
+/// What all kept states of a process may take (CodegenCut::getBytes): on
+/// gfx942 a machine function is ~290 KB, so ~220 small kernels, or a dozen
+/// or more large GEMM kernels a thread.
+constexpr size_t kMaxKeptBytes = size_t(64) << 20;
+
 /// One shared module's machine functions at the cut, with the module,
 /// context and machine of the variant that compiled them (the kept machine
 /// functions point into all three).
@@ -101,11 +106,11 @@ struct CutState {
   bool unhinted = false;
   bool diagnosed = false;
 
+  /// What `cut` takes, counted in the pool's budget while the state lives.
+  size_t bytes = 0;
+
   /// The machine back to its pool once the machine functions are gone.
-  ~CutState() {
-    if (machine && *machine && !diagnosed)
-      machine->keep();
-  }
+  ~CutState();
 };
 
 /// Whether code generation of `module` before the cut reads nothing the
@@ -172,6 +177,26 @@ public:
       idle.pop_back();
     }
   }
+  /// Counts `bytes` more in the budget, idle states out (least recently
+  /// used first) as needed; false where it does not fit even then.
+  bool reserve(size_t bytes) {
+    std::vector<std::unique_ptr<CutState>> evicted;
+    std::lock_guard<std::mutex> lock(mutex);
+    while (liveBytes + bytes > kMaxKeptBytes && !idle.empty()) {
+      liveBytes -= idle.back()->bytes;
+      idle.back()->bytes = 0;
+      evicted.push_back(std::move(idle.back()));
+      idle.pop_back();
+    }
+    if (liveBytes + bytes > kMaxKeptBytes)
+      return false;
+    liveBytes += bytes;
+    return true;
+  }
+  void release(size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    liveBytes -= bytes;
+  }
   /// Whether a continuation on `target` (triple, chip, features) gave the
   /// whole compile's ISA in this process: true, false, or not tried yet.
   std::optional<bool> isTargetFaithful(const std::string &target) {
@@ -201,6 +226,7 @@ private:
   std::list<std::unique_ptr<CutState>> idle;
   std::deque<std::shared_ptr<const RocdlOptimizedModule>> refusedModules;
   std::map<std::string, bool> faithful;
+  size_t liveBytes = 0;
 };
 
 /// Never destroyed, as the machine pool: states outlive any static
@@ -208,6 +234,13 @@ private:
 StatePool &pool() {
   static StatePool *instance = new StatePool();
   return *instance;
+}
+
+CutState::~CutState() {
+  if (bytes)
+    pool().release(bytes);
+  if (machine && *machine && !diagnosed)
+    machine->keep();
 }
 
 std::atomic<uint64_t> cuts{0}, continued{0}, refusedModules{0},
@@ -276,6 +309,10 @@ codegenSharingRocdl(const RocdlSharing &sharing,
       !module || !machine || !*machine ||
       getRocdlSharedCodegenMode() == RocdlSharedCodegenMode::Off)
     return std::nullopt;
+  // Remarks asked for (-pass-remarks...): a continuation would leave out
+  // those of the passes before the cut, and a check would repeat some.
+  if (context->getDiagHandlerPtr()->isAnyRemarkEnabled())
+    return std::nullopt;
   // Each idle state once, until one has this variant's pressure limits.
   bool refused = false;
   llvm::SmallVector<const CutState *> tried;
@@ -300,7 +337,8 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   if (!tried.empty())
     ++refusedVariants;
   llvm::TargetMachine &tm = *machine->get();
-  if (refused || !isCuttable(*module, tm)) {
+  if (refused || !isCuttable(*module, tm) ||
+      CodegenCut::estimateLeastBytes(tm, *module) > kMaxKeptBytes) {
     if (!refused)
       pool().refuse(sharing.optimized);
     ++refusedModules;
@@ -313,7 +351,8 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   bool seen = false;
   context->setDiagnosticHandler(std::make_unique<DiagnosticsNoted>(
       context->getDiagnosticHandler(), seen));
-  CodegenCut::Whole whole = CodegenCut::compileKeeping(tm, *module, kCutPass);
+  CodegenCut::Whole whole =
+      CodegenCut::compileKeeping(tm, *module, kCutPass, kMaxKeptBytes);
   std::unique_ptr<llvm::DiagnosticHandler> noted =
       context->getDiagnosticHandler();
   std::unique_ptr<llvm::DiagnosticHandler> callers =
@@ -350,6 +389,12 @@ codegenSharingRocdl(const RocdlSharing &sharing,
     context->setDiagnosticHandler(std::move(callers));
     return result;
   }
+  // Kept only within the budget, the least recently used idle states out.
+  size_t bytes = whole.cut->getBytes();
+  if (!pool().reserve(bytes)) {
+    context->setDiagnosticHandler(std::move(callers));
+    return result;
+  }
   auto state = std::make_unique<CutState>();
   state->optimized = sharing.optimized;
   state->unhinted = sharing.hints.empty();
@@ -358,6 +403,7 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   state->context = std::move(context);
   state->module = std::move(module);
   state->cut = std::move(whole.cut);
+  state->bytes = bytes;
   state->context->setDiagnosticHandler(
       std::make_unique<DiagnosticsSeen>(state->diagnosed));
   ++cuts;

@@ -58,14 +58,16 @@ public:
   /// the machine functions kept as they are before the first pass named
   /// `cutPass` (its -debug-pass argument name): `cut` is null, with `error`
   /// saying why, where the pipeline has no such pass or a machine function
-  /// cannot be copied. `module` and `machine` must outlive the cut.
+  /// cannot be copied, or where they would take more than `maxBytes`
+  /// (getBytes). `module` and `machine` must outlive the cut.
   struct Whole {
     std::optional<llvm::SmallString<0>> assembly;
     std::unique_ptr<CodegenCut> cut;
     std::string error;
   };
   static Whole compileKeeping(llvm::TargetMachine &machine,
-                              llvm::Module &module, llvm::StringRef cutPass);
+                              llvm::Module &module, llvm::StringRef cutPass,
+                              size_t maxBytes);
 
   /// Why continue() returned nothing.
   enum class Refusal {
@@ -86,6 +88,12 @@ public:
 
   /// The number of machine functions kept.
   size_t size() const;
+  /// What the kept machine functions take, estimated.
+  size_t getBytes() const;
+  /// The least getBytes() of a cut of `module` on `machine` can be (its
+  /// functions without instructions), before anything compiles.
+  static size_t estimateLeastBytes(const llvm::TargetMachine &machine,
+                                   const llvm::Module &module);
 
 private:
   struct Kept;
@@ -98,6 +106,7 @@ private:
   llvm::MachineModuleInfo keeper;
   std::vector<Kept> kept;
   std::unique_ptr<llvm::PerTargetMIParsingState> names;
+  size_t bytes = 0;
 };
 
 } // namespace fly
