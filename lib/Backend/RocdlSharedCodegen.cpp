@@ -108,6 +108,11 @@ struct CutState {
 
   /// What `cut` takes, counted in the pool's budget while the state lives.
   size_t bytes = 0;
+  /// Triple, chip and features; until a continuation on this target has
+  /// been checked in the process, the kept variant's hints and ISA.
+  std::string target;
+  std::vector<RocdlRegisterHint> keptHints;
+  llvm::SmallString<0> keptIsa;
 
   /// The machine back to its pool once the machine functions are gone.
   ~CutState();
@@ -264,16 +269,40 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
               CodegenCut::Refusal &refusal, bool &diagnosed) {
   refusal = CodegenCut::Refusal::None;
   diagnosed = false;
-  // The variant's hints in place of the last one's.
-  for (llvm::Function &f : *state->module)
-    for (StringRef name : kRegisterHints)
-      f.removeFnAttr(name);
-  for (const RocdlRegisterHint &hint : sharing.hints) {
-    llvm::Function *f = state->module->getFunction(hint.function);
-    if (!f)
+  // The hints in place of the last continuation's.
+  auto setHints = [&](const std::vector<RocdlRegisterHint> &hints) {
+    for (llvm::Function &f : *state->module)
+      for (StringRef name : kRegisterHints)
+        f.removeFnAttr(name);
+    for (const RocdlRegisterHint &hint : hints) {
+      llvm::Function *f = state->module->getFunction(hint.function);
+      if (!f)
+        return false;
+      f->addFnAttr(hint.attribute, hint.value);
+    }
+    return true;
+  };
+  // Once per target in the process, before its first continuation: one
+  // with the kept variant's own hints must give its ISA, or the copies
+  // leave out something this target's code generation put into the machine
+  // functions (then nothing of this target is continued).
+  std::optional<bool> faithful = pool().isTargetFaithful(state->target);
+  if (!faithful) {
+    if (!setHints(state->keptHints))
       return std::nullopt;
-    f->addFnAttr(hint.attribute, hint.value);
+    std::optional<llvm::SmallString<0>> again =
+        state->cut->continueToAssembly(refusal);
+    faithful = !state->diagnosed && again && *again == state->keptIsa;
+    pool().setTargetFaithful(state->target, *faithful);
   }
+  if (!*faithful) {
+    pool().refuse(state->optimized);
+    return std::nullopt;
+  }
+  state->keptHints.clear();
+  state->keptIsa.clear();
+  if (!setHints(sharing.hints))
+    return std::nullopt;
   std::optional<llvm::SmallString<0>> isa =
       state->cut->continueToAssembly(refusal);
   if (state->diagnosed) {
@@ -368,23 +397,11 @@ codegenSharingRocdl(const RocdlSharing &sharing,
     context->setDiagnosticHandler(std::move(callers));
     return result;
   }
-  // Once per target in the process: a continuation with the kept variant's
-  // own attributes must give its ISA, or the copies leave out something
-  // this target's code generation put into the machine functions.
   std::string target = (tm.getTargetTriple().str() + "\n" + tm.getTargetCPU() +
                         "\n" + tm.getTargetFeatureString())
                            .str();
   std::optional<bool> faithful = pool().isTargetFaithful(target);
-  if (!faithful) {
-    bool copySeen = false;
-    context->setDiagnosticHandler(std::make_unique<DiagnosticsSeen>(copySeen));
-    CodegenCut::Refusal refusal;
-    std::optional<llvm::SmallString<0>> again =
-        whole.cut->continueToAssembly(refusal);
-    faithful = !copySeen && again && *again == result.isa;
-    pool().setTargetFaithful(target, *faithful);
-  }
-  if (!*faithful) {
+  if (faithful && !*faithful) {
     pool().refuse(sharing.optimized);
     context->setDiagnosticHandler(std::move(callers));
     return result;
@@ -398,6 +415,11 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   auto state = std::make_unique<CutState>();
   state->optimized = sharing.optimized;
   state->unhinted = sharing.hints.empty();
+  state->target = target;
+  if (!faithful) {
+    state->keptHints = sharing.hints;
+    state->keptIsa = result.isa;
+  }
   state->machine.emplace(std::move(*machine));
   machine.reset();
   state->context = std::move(context);

@@ -24,9 +24,10 @@
 // variant tries each idle state, and one that matches none is kept with its
 // own); a kept variant caps no waves per EU (a continuation's occupancy is
 // the kept one, only ever lowered to its own limit); LLVM said nothing worse
-// than a remark, and no remark was asked for. And once per target in a process,
-// before the first state is kept, a continuation with the kept variant's own
-// hints must give its ISA; a target where it does not is never cut.
+// than a remark, and no remark was asked for. And once per target in a
+// process, before its first continuation, one with the kept variant's own
+// hints must give that variant's ISA; a target where it does not is never
+// continued (a sweep whose variants never meet a kept state pays nothing).
 // test/Tools/rocdl-shared-codegen.test compares the objects with `cmp`.
 // Off with FLY_ROCDL_CODEGEN_CUT=0; FLY_ROCDL_CODEGEN_CUT=verify also
 // compiles each continued variant whole and says on stderr whether the two

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# One fly-tune build on the H200 node in two settings of one FLY_* switch,
+# side by side: the wheel of the change carried as .carry/fly.tar.zst (with
+# a zstd in .carry/zstd), on four generated gfx942 MFMA GEMMs.
+#   bench/h200-env-run.sh VAR OFF-NAME ON-NAME pairs|config|verify OUT [...]
+# pairs: bench/env_pairs.py at P=16 (naive parallel, VAR=0, VAR unset; extra
+# arguments go to it); config: scaling.py's config-space workload, three
+# repetitions per setting alternating, the order flipped per repetition;
+# verify: with VAR=verify, what each GEMM's 64-variant sweep printed.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+var=$1 off=$2 on=$3 what=$4 out=$5
+shift 5
+work=/tmp/fly
+mkdir -p "$work" "$out"
+if [ ! -x "$work/fly_snapshot/bin/fly-tune" ]; then
+  LD_LIBRARY_PATH="$repo/.carry/zstd" "$repo/.carry/zstd/zstd" -d --long=31 \
+    -c "$repo/.carry/fly.tar.zst" | tar xf - -C "$work"
+fi
+tune=$work/fly_snapshot/bin/fly-tune toolkit=$work/fly_snapshot/rocm-toolkit
+kernels=()
+for spec in 32x32:1 64x64:4 128x128:8 128x256:16; do
+  tile=${spec%:*} unroll=${spec#*:}
+  k=$work/k/x-rocdl-$tile-u$unroll.mlir
+  mkdir -p "$work/k"
+  [ -f "$k" ] || python3 "$repo/bench/gen_gemm.py" --target rocdl --tiles "$tile" \
+    --unroll "$unroll" -o "$k"
+  kernels+=("$k")
+done
+case $what in
+pairs)
+  python3 "$repo/bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
+    --target rocdl:gfx942 --inputs "$(IFS=,; echo "${kernels[*]}")" \
+    --P 16 --mode "$off:$var=0" --mode "$on:" \
+    --work "$work/pairs" --out "$out" "$@" ;;
+config)
+  for rep in 1 2 3; do
+    modes="$off $on"; [ $((rep % 2)) = 0 ] && modes="$on $off"
+    for mode in $modes; do
+      value=0; [ "$mode" = "$on" ] && value=1
+      env "$var=$value" python3 "$repo/bench/scaling.py" \
+        --fly-tune "$tune" --rocm-toolkit "$toolkit" --targets rocdl \
+        --workloads config --P 16 --N 16 --reps 1 --budget-s 120 \
+        --work "$work/config" --out "$out/config-$mode-$rep" > "$out/config-$mode-$rep.log" 2>&1
+    done
+  done ;;
+verify)
+  hints=$(python3 -c "import sys; sys.path.insert(0, '$repo/bench')
+from scaling import hint_sets, hint_text
+print(';'.join(hint_text(h) for h in hint_sets('rocdl', 64)))")
+  for k in "${kernels[@]}"; do
+    env "$var=verify" "$tune" --toolkit="$toolkit" --no-cache --quiet \
+      --jobs=16 --hints="$hints" --out-dir="$work/verify" "$k" 2>&1 >/dev/null |
+      sort | uniq -c | sed "s|^|$(basename "$k"): |"
+  done > "$out/verify.txt" ;;
+esac
