@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <deque>
 #include <list>
 #include <map>
@@ -321,12 +320,12 @@ RocdlSharedCodegenStats getRocdlSharedCodegenStats() {
 }
 
 RocdlSharedCodegenMode getRocdlSharedCodegenMode() {
-  const char *value = std::getenv("FLY_ROCDL_CODEGEN_CUT");
-  if (value && StringRef(value).equals_insensitive("verify"))
-    return RocdlSharedCodegenMode::Verify;
-  return getEnvFlag("FLY_ROCDL_CODEGEN_CUT").value_or(true)
-             ? RocdlSharedCodegenMode::On
-             : RocdlSharedCodegenMode::Off;
+  std::optional<std::string> value =
+      getEnvFlagOrWord("FLY_ROCDL_CODEGEN_CUT", "verify");
+  if (!value || *value == "1")
+    return RocdlSharedCodegenMode::On;
+  return *value == "0" ? RocdlSharedCodegenMode::Off
+                       : RocdlSharedCodegenMode::Verify;
 }
 
 std::optional<RocdlSharedIsa>

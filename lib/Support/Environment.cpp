@@ -23,20 +23,42 @@ void warnOnce(StringRef key, StringRef message) {
   WithColor::warning(errs(), "fly-snapshot") << message << "\n";
 }
 
-std::optional<bool> getEnvFlag(StringRef name) {
-  std::optional<std::string> value = sys::Process::GetEnv(name);
-  if (!value || value->empty())
-    return std::nullopt;
-  StringRef v = StringRef(*value).trim();
+static std::optional<bool> parseFlag(StringRef v) {
   for (StringRef yes : {"1", "true", "yes", "on"})
     if (v.equals_insensitive(yes))
       return true;
   for (StringRef no : {"0", "false", "no", "off"})
     if (v.equals_insensitive(no))
       return false;
+  return std::nullopt;
+}
+
+std::optional<bool> getEnvFlag(StringRef name) {
+  std::optional<std::string> value = sys::Process::GetEnv(name);
+  if (!value || value->empty())
+    return std::nullopt;
+  if (std::optional<bool> flag = parseFlag(StringRef(*value).trim()))
+    return flag;
   warnOnce(name, (name + "='" + *value +
                   "' is not understood and is ignored; accepted: 1, true, "
                   "yes, on or 0, false, no, off")
+                     .str());
+  return std::nullopt;
+}
+
+std::optional<std::string> getEnvFlagOrWord(StringRef name, StringRef word) {
+  std::optional<std::string> value = sys::Process::GetEnv(name);
+  if (!value || value->empty())
+    return std::nullopt;
+  StringRef v = StringRef(*value).trim();
+  if (v.equals_insensitive(word))
+    return word.str();
+  if (std::optional<bool> flag = parseFlag(v))
+    return std::string(*flag ? "1" : "0");
+  warnOnce(name, (name + "='" + *value +
+                  "' is not understood and is ignored; accepted: 1, true, "
+                  "yes, on, 0, false, no, off or " +
+                  word)
                      .str());
   return std::nullopt;
 }

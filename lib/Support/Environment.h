@@ -22,6 +22,12 @@ namespace fly {
 /// empty: nullopt. Anything else: nullopt and a warning (once per process).
 std::optional<bool> getEnvFlag(llvm::StringRef name);
 
+/// A switch as getEnvFlag, or `word` (any case): "1", "0" or `word`. Unset
+/// or empty: nullopt. Anything else: nullopt and a warning (once per
+/// process).
+std::optional<std::string> getEnvFlagOrWord(llvm::StringRef name,
+                                            llvm::StringRef word);
+
 /// A non-negative integer. Unset or empty: nullopt. Anything else: nullopt
 /// and a warning (once per process).
 std::optional<uint64_t> getEnvUnsigned(llvm::StringRef name);
