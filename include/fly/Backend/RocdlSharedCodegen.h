@@ -24,7 +24,9 @@
 // variant tries each idle state, and one that matches none is kept with its
 // own); a kept variant caps no waves per EU (a continuation's occupancy is
 // the kept one, only ever lowered to its own limit); LLVM said nothing worse
-// than a remark, and no remark was asked for. And once per target in a
+// than a remark, and nothing watches code generation through LLVM's
+// options (remarks, -print-before/-after, -time-passes, -debug-pass) or
+// limits it (-start-/-stop-before/-after). And once per target in a
 // process, before its first continuation, one with the kept variant's own
 // hints must give that variant's ISA; a target where it does not is never
 // continued (a sweep whose variants never meet a kept state pays nothing).
