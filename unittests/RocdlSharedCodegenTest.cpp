@@ -91,7 +91,8 @@ protected:
   ~RocdlSharedCodegenTest() override { unsetenv("FLY_ROCDL_CODEGEN_CUT"); }
 
   /// `kernel` for `chip`, `scale` keeping each test's module (and so its
-  /// shared optimisation and kept states) apart from the others'.
+  /// shared optimisation and kept states) apart from the others' in this
+  /// process (RocdlSharedOptTest's too).
   static std::string make(StringRef kernel, StringRef chip, StringRef scale) {
     std::string text = kernel.str();
     text.replace(text.find("@CHIP@"), 6, chip.str());
@@ -158,7 +159,7 @@ TEST_F(RocdlSharedCodegenTest, RegisterHintsContinueOneCut) {
   // The first variant compiles whole and keeps its cut; every other one
   // continues it, whatever its register budget.
   RocdlSharedCodegenStats stats =
-      compileBothWays(make(kStraightKernel, "gfx942", "2.0"),
+      compileBothWays(make(kStraightKernel, "gfx942", "202.25"),
                       "waves_per_eu=2;waves_per_eu=8;maxnreg=32;maxnreg=256;"
                       "passthrough.amdgpu-num-sgpr=24;"
                       "waves_per_eu=4,maxnreg=96");
@@ -172,12 +173,12 @@ TEST_F(RocdlSharedCodegenTest, LoopWithOtherPressureLimitsKeepsItsOwnCut) {
   // In a loop, a budget that changes the pressure limits the kept compile
   // saw compiles whole, and is kept too; one with its limits continues it.
   RocdlSharedCodegenStats stats = compileBothWays(
-      make(kLoopKernel, "gfx942", "3.0"),
+      make(kLoopKernel, "gfx942", "203.25"),
       "waves_per_eu=1;maxnreg=24;passthrough.amdgpu-num-vgpr=24");
   EXPECT_EQ(stats.cuts, 2u);
   EXPECT_EQ(stats.continued, 1u);
   EXPECT_EQ(stats.refusedVariants, 1u);
-  stats = compileBothWays(make(kLoopKernel, "gfx942", "4.0"),
+  stats = compileBothWays(make(kLoopKernel, "gfx942", "204.25"),
                           "waves_per_eu=1;waves_per_eu=1,maxnreg=512");
   EXPECT_EQ(stats.cuts, 1u);
   EXPECT_EQ(stats.continued, 1u);
@@ -189,7 +190,7 @@ TEST_F(RocdlSharedCodegenTest, WavesCapIsNeverKept) {
   // limit: a variant that caps the waves is not kept (a later one with a
   // higher cap would inherit it) but may continue another's cut.
   RocdlSharedCodegenStats stats =
-      compileBothWays(make(kStraightKernel, "gfx942", "8.0"),
+      compileBothWays(make(kStraightKernel, "gfx942", "208.25"),
                       "passthrough.amdgpu-waves-per-eu='1,1';waves_per_eu=4;"
                       "passthrough.amdgpu-waves-per-eu='2,2';maxnreg=64");
   EXPECT_EQ(stats.cuts, 1u);
@@ -201,7 +202,7 @@ TEST_F(RocdlSharedCodegenTest, UnfaithfulTargetIsNeverCut) {
   // gfx1100 pads the user SGPRs in instruction selection, which a copy's
   // MachineFunctionInfo does not carry.
   RocdlSharedCodegenStats stats =
-      compileBothWays(make(kStraightKernel, "gfx1100", "9.0"),
+      compileBothWays(make(kStraightKernel, "gfx1100", "209.25"),
                       "waves_per_eu=2;waves_per_eu=4;maxnreg=64");
   EXPECT_EQ(stats.cuts, 0u);
   EXPECT_EQ(stats.continued, 0u);
@@ -213,7 +214,7 @@ TEST_F(RocdlSharedCodegenTest, TightBudgetsContinue) {
   // per-register flags, which a copy's MachineFunctionInfo must track from
   // its first register (as MachineModuleInfo's own functions do).
   RocdlSharedCodegenStats stats = compileBothWays(
-      make(kStraightKernel, "gfx942", "10.0"),
+      make(kStraightKernel, "gfx942", "210.25"),
       "maxnreg=16;maxnreg=32;passthrough.amdgpu-num-sgpr=16;maxnreg=64");
   EXPECT_EQ(stats.cuts, 1u);
   EXPECT_EQ(stats.continued, 3u);
@@ -221,7 +222,7 @@ TEST_F(RocdlSharedCodegenTest, TightBudgetsContinue) {
 
 TEST_F(RocdlSharedCodegenTest, InlineAsmIsNeverCut) {
   RocdlSharedCodegenStats stats =
-      compileBothWays(make(kInlineAsmKernel, "gfx942", "5.0"),
+      compileBothWays(make(kInlineAsmKernel, "gfx942", "205.25"),
                       "waves_per_eu=2;waves_per_eu=4;maxnreg=64");
   EXPECT_EQ(stats.cuts, 0u);
   EXPECT_EQ(stats.continued, 0u);
@@ -232,7 +233,7 @@ TEST_F(RocdlSharedCodegenTest, TargetWithoutArchitectedFlatScratchIsNeverCut) {
   // gfx90a chooses the private-buffer register before the cut, from the
   // budget.
   RocdlSharedCodegenStats stats =
-      compileBothWays(make(kStraightKernel, "gfx90a", "6.0"),
+      compileBothWays(make(kStraightKernel, "gfx90a", "206.25"),
                       "waves_per_eu=2;passthrough.amdgpu-num-sgpr=32");
   EXPECT_EQ(stats.cuts, 0u);
   EXPECT_EQ(stats.continued, 0u);
@@ -243,7 +244,7 @@ TEST_F(RocdlSharedCodegenTest, OtherHintKindsDoNotShare) {
   // An opt level or fast math is a shared optimisation of its own (or
   // none): each compiles whole, keeping a cut only where it may serve.
   RocdlSharedCodegenStats stats = compileBothWays(
-      make(kStraightKernel, "gfx942", "7.0"), "O=1;O=3;unsafe_fp_math=1");
+      make(kStraightKernel, "gfx942", "207.25"), "O=1;O=3;unsafe_fp_math=1");
   EXPECT_EQ(stats.continued, 0u);
 }
 

@@ -227,7 +227,7 @@ public:
 
 private:
   static size_t maxIdle() {
-    return std::max(2u, std::thread::hardware_concurrency());
+    return std::max(16u, 2 * std::thread::hardware_concurrency());
   }
   static constexpr size_t kMaxRefused = 16;
   std::mutex mutex;

@@ -10,7 +10,8 @@
 // takes an idle state and continues from copies of those machine functions
 // with its own hints: instruction selection and the machine SSA
 // optimisations run once per state instead of once per variant. A state is
-// used by one thread at a time; idle ones are kept, a few per process.
+// used by one thread at a time; idle ones are kept, 16 or twice the
+// hardware threads per process and 64 MiB of machine functions at most.
 //
 // The ISA is the one the whole code generation makes, byte for byte, under
 // the conditions bench/MIR-CUT-AUDIT.md derives and what attacking it found
