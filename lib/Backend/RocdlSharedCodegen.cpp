@@ -125,12 +125,22 @@ struct CutState {
 /// register hints change, on a target without a private-buffer register
 /// chosen before it (bench/MIR-CUT-AUDIT.md).
 bool isCuttable(const llvm::Module &module, const llvm::TargetMachine &tm) {
+  if (!tm.getTargetTriple().isAMDGCN())
+    return false;
   const llvm::MCSubtargetInfo &sti = *tm.getMCSubtargetInfo();
-  if (!sti.checkFeatures("+architected-flat-scratch"))
+  // checkFeatures is a fatal error for a feature the target does not know.
+  auto has = [&](StringRef feature) {
+    return llvm::any_of(sti.getAllProcessorFeatures(),
+                        [&](const llvm::SubtargetFeatureKV &kv) {
+                          return feature == kv.Key;
+                        }) &&
+           sti.checkFeatures(("+" + feature).str());
+  };
+  if (!has("architected-flat-scratch"))
     return false;
   // Instruction selection pads the user SGPRs for this bug, and the padding
   // is not part of what a copy's MachineFunctionInfo is rebuilt from.
-  if (sti.checkFeatures("+user-sgpr-init16-bug"))
+  if (has("user-sgpr-init16-bug"))
     return false;
   if (!canKeptTargetMachineServe(module))
     return false;
