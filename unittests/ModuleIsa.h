@@ -4,9 +4,13 @@
 #define FLY_UNITTESTS_MODULEISA_H
 
 #include "fly/Backend/ModuleToBinary.h"
+#include "fly/Hints/ApplyHints.h"
+#include "fly/Hints/HintSet.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
 #include "gtest/gtest.h"
@@ -30,6 +34,35 @@ inline std::vector<std::string> compileToIsa(mlir::ModuleOp module) {
                       .getObject()
                       .getValue()
                       .str());
+  return isa;
+}
+
+/// The ISA of `gpuModule` (MLIR text with one gpu.module) under each hint
+/// set of `sets`: one copy of the gpu.module per hint set with its hints
+/// applied, in one run of fly-module-to-binary{format=isa}, in order.
+inline std::vector<std::string> compileHintSetsToIsa(mlir::MLIRContext &context,
+                                                     llvm::StringRef gpuModule,
+                                                     llvm::StringRef sets) {
+  llvm::Expected<std::vector<HintSet>> hintSets = parseHintSets(sets);
+  EXPECT_TRUE(bool(hintSets));
+  if (!hintSets)
+    return {};
+  mlir::OwningOpRef<mlir::ModuleOp> source =
+      mlir::parseSourceString<mlir::ModuleOp>(gpuModule, &context);
+  EXPECT_TRUE(bool(source));
+  if (!source)
+    return {};
+  auto base = *source->getOps<mlir::gpu::GPUModuleOp>().begin();
+  mlir::OpBuilder b(&context);
+  b.setInsertionPointToEnd(source->getBody());
+  for (auto [index, hints] : llvm::enumerate(*hintSets)) {
+    auto clone = mlir::cast<mlir::gpu::GPUModuleOp>(b.clone(*base));
+    clone.setSymName(("v" + std::to_string(index)).c_str());
+    EXPECT_TRUE(mlir::succeeded(applyHints(clone, hints))) << hints.canonical();
+  }
+  base.erase();
+  std::vector<std::string> isa = compileToIsa(*source);
+  EXPECT_EQ(isa.size(), hintSets->size());
   return isa;
 }
 

@@ -9,14 +9,8 @@
 #include "fly/Backend/RocdlSharedCodegen.h"
 #include "ModuleIsa.h"
 #include "fly/Compiler/Registration.h"
-#include "fly/Hints/ApplyHints.h"
-#include "fly/Hints/HintSet.h"
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -100,32 +94,11 @@ protected:
     return text;
   }
 
-  /// The ISA of `gpuModule` under each hint set of `sets`, one gpu.module
-  /// per hint set in one run of fly-module-to-binary{format=isa}, in order
-  /// on one thread.
+  /// compileHintSetsToIsa in this fixture's context (no threads: in order
+  /// on one thread).
   std::vector<std::string> compile(const std::string &gpuModule,
                                    StringRef sets) {
-    llvm::Expected<std::vector<HintSet>> hintSets = parseHintSets(sets);
-    EXPECT_TRUE(bool(hintSets));
-    if (!hintSets)
-      return {};
-    OwningOpRef<ModuleOp> source =
-        parseSourceString<ModuleOp>(gpuModule, &context);
-    EXPECT_TRUE(bool(source));
-    if (!source)
-      return {};
-    auto base = *source->getOps<gpu::GPUModuleOp>().begin();
-    OpBuilder b(&context);
-    b.setInsertionPointToEnd(source->getBody());
-    for (auto [index, hints] : llvm::enumerate(*hintSets)) {
-      auto clone = cast<gpu::GPUModuleOp>(b.clone(*base));
-      clone.setSymName(("v" + std::to_string(index)).c_str());
-      EXPECT_TRUE(succeeded(applyHints(clone, hints))) << hints.canonical();
-    }
-    base.erase();
-    std::vector<std::string> isa = compileToIsa(*source);
-    EXPECT_EQ(isa.size(), hintSets->size());
-    return isa;
+    return compileHintSetsToIsa(context, gpuModule, sets);
   }
 
   /// compile() with shared code generation, what it counted, and the ISA

@@ -91,30 +91,9 @@ protected:
   }
   ~RocdlSharedOptTest() override { unsetenv("FLY_ROCDL_SHARE_OPT"); }
 
-  /// The ISA of `gpuModule` under each hint set of `sets`, one gpu.module
-  /// per hint set in one run of fly-module-to-binary{format=isa}.
+  /// compileHintSetsToIsa in this fixture's context.
   std::vector<std::string> compile(std::string gpuModule, StringRef sets) {
-    llvm::Expected<std::vector<HintSet>> hintSets = parseHintSets(sets);
-    EXPECT_TRUE(bool(hintSets));
-    if (!hintSets)
-      return {};
-    OwningOpRef<ModuleOp> source =
-        parseSourceString<ModuleOp>(gpuModule, &context);
-    EXPECT_TRUE(bool(source));
-    if (!source)
-      return {};
-    auto base = *source->getOps<gpu::GPUModuleOp>().begin();
-    OpBuilder b(&context);
-    b.setInsertionPointToEnd(source->getBody());
-    for (auto [index, hints] : llvm::enumerate(*hintSets)) {
-      auto clone = cast<gpu::GPUModuleOp>(b.clone(*base));
-      clone.setSymName(("v" + std::to_string(index)).c_str());
-      EXPECT_TRUE(succeeded(applyHints(clone, hints))) << hints.canonical();
-    }
-    base.erase();
-    std::vector<std::string> isa = compileToIsa(*source);
-    EXPECT_EQ(isa.size(), hintSets->size());
-    return isa;
+    return compileHintSetsToIsa(context, gpuModule, sets);
   }
 
   /// compile() with sharing on, the stats it moved, and the ISA checked

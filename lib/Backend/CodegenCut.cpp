@@ -338,8 +338,6 @@ CodegenCut::CodegenCut(TargetMachine &machine, Module &module,
 
 CodegenCut::~CodegenCut() = default;
 
-size_t CodegenCut::size() const { return kept.size(); }
-
 size_t CodegenCut::getBytes() const { return bytes; }
 
 size_t CodegenCut::estimateLeastBytes(const TargetMachine &machine,

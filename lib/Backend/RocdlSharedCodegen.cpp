@@ -5,6 +5,7 @@
 #include "fly/Backend/CodegenCut.h"
 #include "fly/Backend/TargetMachinePool.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/CodeGen/TargetPassConfig.h"
 #include "llvm/IR/DiagnosticHandler.h"
 #include "llvm/IR/DiagnosticInfo.h"
@@ -35,10 +36,6 @@ namespace {
 /// The first code generation pass the register hints reach (bench/ROCDL-
 /// SHARE.md, section 3).
 constexpr StringRef kCutPass = "amdgpu-prepare-agpr-alloc";
-
-/// The attributes RocdlSharedOpt moves between variants.
-constexpr StringRef kRegisterHints[] = {"amdgpu-waves-per-eu",
-                                        "amdgpu-num-vgpr", "amdgpu-num-sgpr"};
 
 bool isWarningOrError(const llvm::DiagnosticInfo &info) {
   return info.getSeverity() == llvm::DS_Error ||
@@ -302,7 +299,7 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
   // The hints in place of the last continuation's.
   auto setHints = [&](const std::vector<RocdlRegisterHint> &hints) {
     for (llvm::Function &f : *state->module)
-      for (StringRef name : kRegisterHints)
+      for (StringRef name : getRocdlRegisterHintAttributes())
         f.removeFnAttr(name);
     for (const RocdlRegisterHint &hint : hints) {
       llvm::Function *f = state->module->getFunction(hint.function);
@@ -412,34 +409,30 @@ codegenSharingRocdl(const RocdlSharing &sharing,
       CodegenCut::compileKeeping(tm, *module, kCutPass, kMaxKeptBytes);
   std::unique_ptr<llvm::DiagnosticHandler> noted =
       context->getDiagnosticHandler();
-  std::unique_ptr<llvm::DiagnosticHandler> callers =
-      std::move(static_cast<DiagnosticsNoted &>(*noted).inner);
-  if (!whole.assembly) {
-    context->setDiagnosticHandler(std::move(callers));
+  // The caller's handler back, unless the context becomes a kept state's.
+  llvm::scope_exit giveBack([&] {
+    context->setDiagnosticHandler(
+        std::move(static_cast<DiagnosticsNoted &>(*noted).inner));
+  });
+  if (!whole.assembly)
     return std::nullopt;
-  }
   RocdlSharedIsa result{std::move(*whole.assembly), /*continued=*/false};
   if (!whole.cut || seen) {
     if (!whole.cut)
       pool().refuse(sharing.optimized);
-    context->setDiagnosticHandler(std::move(callers));
     return result;
   }
-  std::string target = (tm.getTargetTriple().str() + "\n" + tm.getTargetCPU() +
-                        "\n" + tm.getTargetFeatureString())
-                           .str();
+  const std::string &target = machine->getKey();
   std::optional<bool> faithful = pool().isTargetFaithful(target);
   if (faithful && !*faithful) {
     pool().refuse(sharing.optimized);
-    context->setDiagnosticHandler(std::move(callers));
     return result;
   }
   // Kept only within the budget, the least recently used idle states out.
   size_t bytes = whole.cut->getBytes();
-  if (!pool().reserve(bytes)) {
-    context->setDiagnosticHandler(std::move(callers));
+  if (!pool().reserve(bytes))
     return result;
-  }
+  giveBack.release();
   auto state = std::make_unique<CutState>();
   state->optimized = sharing.optimized;
   state->unhinted = sharing.hints.empty();

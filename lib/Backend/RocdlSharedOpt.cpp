@@ -28,11 +28,16 @@ using llvm::StringRef;
 
 namespace fly {
 
-namespace {
 /// The function attributes the register hints become (HintRegistry.cpp:
 /// waves_per_eu, maxnreg and passthrough.<one of these>).
-constexpr StringRef kRegisterHints[] = {"amdgpu-waves-per-eu",
-                                        "amdgpu-num-vgpr", "amdgpu-num-sgpr"};
+static constexpr StringRef kRegisterHints[] = {
+    "amdgpu-waves-per-eu", "amdgpu-num-vgpr", "amdgpu-num-sgpr"};
+
+llvm::ArrayRef<StringRef> getRocdlRegisterHintAttributes() {
+  return kRegisterHints;
+}
+
+namespace {
 
 using RegisterHints = std::vector<RocdlRegisterHint>;
 using Optimized = RocdlOptimizedModule;

@@ -86,8 +86,6 @@ public:
   /// Errors LLVM reports go to the module's context, as in a whole run.
   std::optional<llvm::SmallString<0>> continueToAssembly(Refusal &refusal);
 
-  /// The number of machine functions kept.
-  size_t size() const;
   /// What the kept machine functions take, estimated.
   size_t getBytes() const;
   /// The least getBytes() of a cut of `module` on `machine` can be (its

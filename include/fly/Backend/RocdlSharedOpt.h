@@ -22,6 +22,7 @@
 
 #include "mlir/Support/LLVM.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -56,6 +57,10 @@ struct RocdlOptimizedModule {
   bool eligible = false;
   llvm::SmallVector<char, 0> bitcode;
 };
+
+/// The function attributes the register hints become (amdgpu-waves-per-eu,
+/// amdgpu-num-vgpr, amdgpu-num-sgpr).
+llvm::ArrayRef<llvm::StringRef> getRocdlRegisterHintAttributes();
 
 /// A register hint of a module: `attribute` = `value` on `function`.
 struct RocdlRegisterHint {

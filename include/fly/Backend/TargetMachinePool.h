@@ -72,6 +72,8 @@ public:
   explicit operator bool() const { return machine != nullptr; }
   /// Whether it compiled nothing before this lend.
   bool isNew() const { return fresh; }
+  /// The triple, chip and features it was made for (what the pool keys by).
+  const std::string &getKey() const { return key; }
 
   /// The serialization returned normally: the machine may serve another.
   void keep() { keepIt = true; }
