@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fly/Backend/RocdlSharedCodegen.h"
+#include "Backend/CompileObserved.h"
 #include "ModuleIsa.h"
 #include "fly/Compiler/Registration.h"
 
@@ -219,6 +220,24 @@ TEST_F(RocdlSharedCodegenTest, OtherHintKindsDoNotShare) {
   RocdlSharedCodegenStats stats = compileBothWays(
       make(kStraightKernel, "gfx942", "207.25"), "O=1;O=3;unsafe_fp_math=1");
   EXPECT_EQ(stats.continued, 0u);
+}
+
+TEST(CompileObservedTest, OptionsThatWatchLlvmByName) {
+  // LLVM's printing, dumping, viewing, verifying and statistics options
+  // (test/Tools/rocdl-shared-observed.test counts their output).
+  for (StringRef name :
+       {"amdgpu-dump-hsa-metadata", "amdgpu-verify-hsa-metadata",
+        "print-after-isel", "print-changed", "print-regusage",
+        "verify-machineinstrs", "view-edge-bundles", "stats-json", "debug-pass",
+        "misched-dump-schedule-trace"})
+    EXPECT_TRUE(isObservingOptionName(name)) << name.str();
+  // Tuning options change every variant alike; MLIR's and the tools' own act
+  // on MLIR.
+  for (StringRef name :
+       {"amdgpu-schedule-metric-bias", "time-budget", "verify-diagnostics",
+        "verify-each", "dump-pass-pipeline", "mlir-print-ir-after-all",
+        "fly-hints", "printer", "reviewer"})
+    EXPECT_FALSE(isObservingOptionName(name)) << name.str();
 }
 
 } // namespace

@@ -1,12 +1,12 @@
 //===- RocdlSharedCodegen.cpp - One codegen prefix for ROCDL variants -----===//
 
 #include "fly/Backend/RocdlSharedCodegen.h"
+#include "CompileObserved.h"
 #include "Support/Environment.h"
 #include "fly/Backend/CodegenCut.h"
 #include "fly/Backend/TargetMachinePool.h"
 
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/CodeGen/TargetPassConfig.h"
 #include "llvm/IR/DiagnosticHandler.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/InstIterator.h"
@@ -14,10 +14,7 @@
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/IR/PrintPasses.h"
 #include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/Pass.h"
-#include "llvm/Support/CommandLine.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include <algorithm>
@@ -261,23 +258,6 @@ CutState::~CutState() {
 std::atomic<uint64_t> cuts{0}, continued{0}, refusedModules{0},
     refusedVariants{0};
 
-/// Whether code generation is watched or limited through LLVM's own options
-/// (remarks, -print-before/-after, -time-passes, -debug-pass,
-/// -start-/-stop-before/-after): shared, the passes before the cut would
-/// report once per kept state, not per variant, and a check would repeat
-/// some; limited, it would not be the pipeline the cut assumes.
-bool isCodegenObserved(const llvm::LLVMContext &context) {
-  if (context.getDiagHandlerPtr()->isAnyRemarkEnabled() ||
-      llvm::shouldPrintBeforeSomePass() || llvm::shouldPrintAfterSomePass() ||
-      llvm::TimePassesIsEnabled ||
-      llvm::TargetPassConfig::hasLimitedCodeGenPipeline())
-    return true;
-  const auto &options = llvm::cl::getRegisteredOptions();
-  auto debugPass = options.find("debug-pass");
-  return debugPass != options.end() &&
-         debugPass->second->getNumOccurrences() > 0;
-}
-
 /// Whether a variant with `hints` may be kept: not if it caps the waves per
 /// EU (a continuation's occupancy is the kept one, lowered to its own limit,
 /// never raised).
@@ -365,7 +345,7 @@ codegenSharingRocdl(const RocdlSharing &sharing,
       !module || !machine || !*machine ||
       getRocdlSharedCodegenMode() == RocdlSharedCodegenMode::Off)
     return std::nullopt;
-  if (isCodegenObserved(*context))
+  if (isLlvmCompileObserved(*context))
     return std::nullopt;
   // Each idle state once, until one has this variant's pressure limits.
   bool refused = false;

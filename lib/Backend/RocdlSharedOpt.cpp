@@ -1,6 +1,7 @@
 //===- RocdlSharedOpt.cpp - One optimizeModule for ROCDL variants ---------===//
 
 #include "fly/Backend/RocdlSharedOpt.h"
+#include "CompileObserved.h"
 #include "Support/Environment.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -154,7 +155,7 @@ LogicalResult
 optimizeSharingRocdl(std::unique_ptr<llvm::Module> &module, StringRef targetKey,
                      llvm::function_ref<LogicalResult(llvm::Module &)> optimize,
                      RocdlSharing *sharing) {
-  if (!isRocdlSharedOptEnabled())
+  if (!isRocdlSharedOptEnabled() || isLlvmCompileObserved(module->getContext()))
     return optimize(*module);
   auto alone = [&] {
     ++fallbacks;

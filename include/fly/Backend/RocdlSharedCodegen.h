@@ -1,5 +1,4 @@
-//===- RocdlSharedCodegen.h - One codegen prefix for ROCDL variants -*- C++
-//-*-===//
+//===- RocdlSharedCodegen.h - Shared ROCDL code generation ------*- C++ -*-===//
 //
 // ROCDL variants that share an optimised module (RocdlSharedOpt.h) differ
 // only in their register hints, and AMDGPU code generation reads those
@@ -26,9 +25,8 @@
 // own); a kept variant caps no waves per EU (a continuation's occupancy is
 // the kept one, only ever lowered to its own limit); LLVM said nothing worse
 // than a remark, and nothing watches code generation through LLVM's
-// options (remarks, -print-before/-after, -time-passes, -debug-pass) or
-// limits it (-start-/-stop-before/-after). And once per target in a
-// process, before its first continuation, one with the kept variant's own
+// options or limits it (lib/Backend/CompileObserved.h). And once per target in
+// a process, before its first continuation, one with the kept variant's own
 // hints must give that variant's ISA; a target where it does not is never
 // continued (a sweep whose variants never meet a kept state pays nothing).
 // test/Tools/rocdl-shared-codegen.test compares the objects with `cmp`.
