@@ -120,9 +120,13 @@ protected:
     EXPECT_EQ(shared.size(), whole.size());
     for (size_t i = 0; i < std::min(shared.size(), whole.size()); ++i)
       EXPECT_TRUE(shared[i] == whole[i]) << "ISA of hint set #" << i;
-    return {after.cuts - before.cuts, after.continued - before.continued,
+    EXPECT_EQ(off.probes, after.probes);
+    return {after.cuts - before.cuts,
+            after.continued - before.continued,
             after.refusedModules - before.refusedModules,
-            after.refusedVariants - before.refusedVariants};
+            after.refusedVariants - before.refusedVariants,
+            after.probes - before.probes,
+            after.widenedProbes - before.widenedProbes};
   }
 
   DialectRegistry registry;
@@ -144,19 +148,34 @@ TEST_F(RocdlSharedCodegenTest, RegisterHintsContinueOneCut) {
 }
 
 TEST_F(RocdlSharedCodegenTest, LoopWithOtherPressureLimitsKeepsItsOwnCut) {
-  // In a loop, a budget that changes the pressure limits the kept compile
-  // saw compiles whole, and is kept too; one with its limits continues it.
-  RocdlSharedCodegenStats stats = compileBothWays(
-      make(kLoopKernel, "gfx942", "203.25"),
-      "waves_per_eu=1;maxnreg=24;passthrough.amdgpu-num-vgpr=24");
+  // In a loop, a budget whose pressure limits lie above those of the kept
+  // compile and of its probe (which only ever goes lower) compiles whole, and
+  // is kept too; one with its limits continues it.
+  RocdlSharedCodegenStats stats =
+      compileBothWays(make(kLoopKernel, "gfx942", "203.25"),
+                      "maxnreg=24;waves_per_eu=1;waves_per_eu=1,maxnreg=512");
   EXPECT_EQ(stats.cuts, 2u);
   EXPECT_EQ(stats.continued, 1u);
   EXPECT_EQ(stats.refusedVariants, 1u);
-  stats = compileBothWays(make(kLoopKernel, "gfx942", "204.25"),
-                          "waves_per_eu=1;waves_per_eu=1,maxnreg=512");
+  EXPECT_EQ(stats.probes, 1u);
+  EXPECT_EQ(stats.widenedProbes, 1u);
+}
+
+TEST_F(RocdlSharedCodegenTest, BudgetSweepInALoopProbesTheLimits) {
+  // The budgets below 32 give the loop other pressure limits (VGPRs count
+  // twice on gfx942; 64 is the occupancy's limit). The first that the
+  // kept compile's limits do not cover probes the code generation up to the
+  // cut under the least VGPR budget: it makes the loop as the kept compile
+  // did, so every budget between the two continues.
+  RocdlSharedCodegenStats stats =
+      compileBothWays(make(kLoopKernel, "gfx942", "209.25"),
+                      "maxnreg=256;maxnreg=128;maxnreg=28;maxnreg=24;"
+                      "maxnreg=20;maxnreg=16");
   EXPECT_EQ(stats.cuts, 1u);
-  EXPECT_EQ(stats.continued, 1u);
+  EXPECT_EQ(stats.continued, 5u);
   EXPECT_EQ(stats.refusedVariants, 0u);
+  EXPECT_EQ(stats.probes, 1u);
+  EXPECT_EQ(stats.widenedProbes, 1u);
 }
 
 TEST_F(RocdlSharedCodegenTest, WavesCapIsNeverKept) {

@@ -13,7 +13,9 @@
 #include "llvm/CodeGen/MachineFunction.h"
 #include "llvm/CodeGen/MachineFunctionPass.h"
 #include "llvm/CodeGen/MachineRegisterInfo.h"
+#include "llvm/CodeGen/Passes.h"
 #include "llvm/CodeGen/PseudoSourceValueManager.h"
+#include "llvm/CodeGen/RegisterClassInfo.h"
 #include "llvm/CodeGen/TargetInstrInfo.h"
 #include "llvm/CodeGen/TargetLowering.h"
 #include "llvm/CodeGen/TargetRegisterInfo.h"
@@ -23,10 +25,12 @@
 #include "llvm/Pass.h"
 #include "llvm/PassInfo.h"
 #include "llvm/PassRegistry.h"
+#include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace llvm;
@@ -179,13 +183,95 @@ copyMachineFunction(const MachineFunction &src, MCContext &ctx,
 }
 
 namespace {
-/// The register pressure limit of every pressure set of `mf`.
+/// The register pressure limit of every pressure set of `mf` as the target
+/// gives it (MachineLICM reads these), then as RegisterClassInfo adjusts it
+/// for the reserved registers (MachineSink reads those; LLVM 22 subtracts
+/// them unsigned, so it wraps). Both passes only ask whether a pressure plus
+/// a weight reaches a limit, so every limit beyond any pressure the function
+/// can have says no alike: such limits are given as that bound.
 std::vector<unsigned> pressureLimits(const MachineFunction &mf) {
   const TargetRegisterInfo *tri = mf.getSubtarget().getRegisterInfo();
+  unsigned weight = 1;
+  for (const TargetRegisterClass *rc : tri->regclasses())
+    weight = std::max(weight, tri->getRegClassWeight(rc).RegWeight);
+  // Every virtual register and register unit live at once, each at the
+  // largest weight, twice over.
+  uint64_t bound =
+      2 * uint64_t(weight) *
+          (mf.getRegInfo().getNumVirtRegs() + tri->getNumRegUnits()) +
+      2;
+  auto normal = [&](unsigned limit) {
+    return unsigned(std::min<uint64_t>(limit, bound));
+  };
+  RegisterClassInfo classes;
+  classes.runOnMachineFunction(mf);
   std::vector<unsigned> limits;
-  for (unsigned i = 0, e = tri->getNumRegPressureSets(); i < e; ++i)
-    limits.push_back(tri->getRegPressureSetLimit(mf, i));
+  unsigned sets = tri->getNumRegPressureSets();
+  for (unsigned i = 0; i < sets; ++i)
+    limits.push_back(normal(tri->getRegPressureSetLimit(mf, i)));
+  for (unsigned i = 0; i < sets; ++i)
+    limits.push_back(normal(classes.getRegPressureSetLimit(i)));
   return limits;
+}
+
+using Digest = std::array<uint8_t, 32>;
+
+/// `mf` printed, without the names of the IR values and blocks it refers to:
+/// the first variant of a shared optimisation compiles the optimised module
+/// itself, later ones a copy read from its bitcode, whose names may be
+/// numbered otherwise.
+Digest digest(const MachineFunction &mf) {
+  SmallString<0> text;
+  raw_svector_ostream os(text);
+  mf.print(os);
+  BLAKE3 hasher;
+  StringRef rest = text;
+  auto isNameChar = [](char c) {
+    return isAlnum(c) || c == '_' || c == '.' || c == '$' || c == '-';
+  };
+  while (!rest.empty()) {
+    size_t at = rest.find("%ir");
+    StringRef prefix = rest.take_front(at);
+    hasher.update(ArrayRef(reinterpret_cast<const uint8_t *>(prefix.data()),
+                           prefix.size()));
+    if (at == StringRef::npos)
+      break;
+    rest = rest.drop_front(at);
+    size_t name = rest.starts_with("%ir-block.") ? 10
+                  : rest.starts_with("%ir.")     ? 4
+                                                 : 3;
+    hasher.update(
+        ArrayRef(reinterpret_cast<const uint8_t *>(rest.data()), name));
+    rest = rest.drop_front(name);
+    if (name == 3)
+      continue;
+    if (rest.starts_with("\"")) {
+      size_t close = rest.find('"', 1);
+      rest =
+          rest.drop_front(close == StringRef::npos ? rest.size() : close + 1);
+    } else {
+      rest = rest.drop_while(isNameChar);
+    }
+  }
+  return hasher.final<32>();
+}
+
+bool isBelowOrEqual(ArrayRef<unsigned> a, ArrayRef<unsigned> b) {
+  return a.size() == b.size() && llvm::all_of(llvm::zip(a, b), [](auto pair) {
+           return std::get<0>(pair) <= std::get<1>(pair);
+         });
+}
+
+/// Whether `limits` lie in [low, high].
+bool isWithin(ArrayRef<unsigned> low, ArrayRef<unsigned> limits,
+              ArrayRef<unsigned> high) {
+  return low.size() == limits.size() && high.size() == limits.size() &&
+         isBelowOrEqual(low, limits) && isBelowOrEqual(limits, high);
+}
+
+/// The passes before the cut that read the register pressure limits.
+bool readsPressureLimits(const void *passId) {
+  return passId == &EarlyMachineLICMID || passId == &MachineSinkingLegacyID;
 }
 
 /// What keeping a copy of `mf` costs, roughly: the per-register arrays of
@@ -259,6 +345,29 @@ private:
 };
 char KeepMachineFunctions::ID = 0;
 
+/// Digests every machine function with a cycle it runs on, by function.
+class DigestMachineFunctions : public MachineFunctionPass {
+public:
+  static char ID;
+  using Digests = DenseMap<const Function *, std::vector<Digest>>;
+  explicit DigestMachineFunctions(Digests &digests)
+      : MachineFunctionPass(ID), digests(digests) {}
+  bool runOnMachineFunction(MachineFunction &mf) override {
+    if (hasCycle(mf))
+      digests[&mf.getFunction()].push_back(digest(mf));
+    return false;
+  }
+  void getAnalysisUsage(AnalysisUsage &usage) const override {
+    usage.setPreservesAll();
+    MachineFunctionPass::getAnalysisUsage(usage);
+  }
+  StringRef getPassName() const override { return "Digest MachineFunctions"; }
+
+private:
+  Digests &digests;
+};
+char DigestMachineFunctions::ID = 0;
+
 /// Puts each function's machine function into the pass manager's
 /// MachineModuleInfo just before the passes from the cut run on it (the
 /// pipeline frees it after them), so one copy at a time is alive.
@@ -293,26 +402,36 @@ private:
 char InsertMachineFunctions::ID = 0;
 
 /// The passes TargetPassConfig and addPassesToEmitFile add, with `atCut`
-/// before the cut: all of them (`whole`), or those from the cut on (the
+/// before the cut: all of them (Whole), those from the cut on (FromCut: the
 /// passes before it dropped but immutable ones, which later passes may
-/// query), what TargetPassConfig does for -start-before, for this pipeline
-/// only.
+/// query; what TargetPassConfig does for -start-before, for this pipeline
+/// only), or those before it (UntilCut). With `digests`, each pass before
+/// the cut that reads the register pressure limits is followed by one that
+/// digests the functions.
 class CutPassManager : public legacy::PassManager {
 public:
-  CutPassManager(const void *cutPassId, Pass *atCut, bool whole)
-      : cutPassId(cutPassId), atCut(atCut), whole(whole) {}
+  enum class Part { Whole, FromCut, UntilCut };
+  CutPassManager(const void *cutPassId, Pass *atCut, Part part,
+                 DigestMachineFunctions::Digests *digests = nullptr)
+      : cutPassId(cutPassId), atCut(atCut), part(part), digests(digests) {}
   ~CutPassManager() override { delete atCut; }
   void add(Pass *pass) override {
-    bool isCut = !reachedCut && pass->getPassID() == cutPassId;
+    const void *id = pass->getPassID();
+    bool isCut = !reachedCut && id == cutPassId;
     reachedCut |= isCut;
     if (isCut) {
       PassManager::add(atCut);
       atCut = nullptr;
     }
-    if (reachedCut || whole || pass->getAsImmutablePass())
-      PassManager::add(pass);
-    else
+    bool keep = pass->getAsImmutablePass() ||
+                (reachedCut ? part != Part::UntilCut : part != Part::FromCut);
+    if (!keep) {
       delete pass;
+      return;
+    }
+    PassManager::add(pass);
+    if (digests && !reachedCut && readsPressureLimits(id))
+      PassManager::add(new DigestMachineFunctions(*digests));
   }
   /// Whether the pipeline reached the cut (with `atCut` added before it).
   bool reachedCut = false;
@@ -320,15 +439,22 @@ public:
 private:
   const void *cutPassId;
   Pass *atCut;
-  bool whole;
+  Part part;
+  DigestMachineFunctions::Digests *digests;
 };
 } // namespace
 
 struct CodegenCut::Kept {
   Function *function;
   std::unique_ptr<MachineFunction> machineFunction;
-  std::vector<unsigned> pressureLimits;
   bool hasCycle;
+  /// With a cycle: the limits the passes before the cut are known to make
+  /// this machine function under (lowLimits <= limits <= highLimits), and
+  /// what they made of it (Trace::Function::digests).
+  std::vector<unsigned> lowLimits, highLimits;
+  std::vector<Digest> digests;
+  /// The limits the kept compile saw.
+  std::vector<unsigned> ownLimits;
 };
 
 CodegenCut::CodegenCut(TargetMachine &machine, Module &module,
@@ -359,6 +485,7 @@ CodegenCut::Whole CodegenCut::compileKeeping(TargetMachine &machine,
       new CodegenCut(machine, module, info ? info->getTypeInfo() : nullptr));
   CodegenCut &self = *cut;
   bool tooBig = false;
+  DigestMachineFunctions::Digests digests;
   auto sink = [&](MachineFunction &mf) {
     if (tooBig)
       return true;
@@ -372,8 +499,13 @@ CodegenCut::Whole CodegenCut::compileKeeping(TargetMachine &machine,
         copyMachineFunction(mf, self.keeper.getContext(), nullptr);
     if (!copy)
       return false;
-    self.kept.push_back(
-        {&mf.getFunction(), std::move(copy), pressureLimits(mf), hasCycle(mf)});
+    Kept kept{&mf.getFunction(), std::move(copy), hasCycle(mf)};
+    if (kept.hasCycle) {
+      kept.ownLimits = kept.lowLimits = kept.highLimits = pressureLimits(mf);
+      kept.digests = std::move(digests[&mf.getFunction()]);
+      kept.digests.push_back(digest(mf));
+    }
+    self.kept.push_back(std::move(kept));
     return true;
   };
   auto *keep = new KeepMachineFunctions(sink);
@@ -381,7 +513,8 @@ CodegenCut::Whole CodegenCut::compileKeeping(TargetMachine &machine,
   {
     raw_svector_ostream stream(assembly);
     buffer_ostream out(stream);
-    CutPassManager passes(cut->cutPassId, keep, /*whole=*/true);
+    CutPassManager passes(cut->cutPassId, keep, CutPassManager::Part::Whole,
+                          &digests);
     if (machine.addPassesToEmitFile(passes, out, nullptr,
                                     CodeGenFileType::AssemblyFile)) {
       whole.error = "the target cannot emit assembly";
@@ -402,6 +535,82 @@ CodegenCut::Whole CodegenCut::compileKeeping(TargetMachine &machine,
   return whole;
 }
 
+std::optional<CodegenCut::Trace>
+CodegenCut::trace(TargetMachine &machine, Module &module, StringRef cutPass) {
+  const PassInfo *info = PassRegistry::getPassRegistry()->getPassInfo(cutPass);
+  if (!info)
+    return std::nullopt;
+  DigestMachineFunctions::Digests digests;
+  Trace trace;
+  auto sink = [&](MachineFunction &mf) {
+    if (!hasCycle(mf))
+      return true;
+    std::vector<Digest> own = std::move(digests[&mf.getFunction()]);
+    own.push_back(digest(mf));
+    trace.functions.push_back(
+        {mf.getName().str(), pressureLimits(mf), std::move(own)});
+    return true;
+  };
+  auto *keep = new KeepMachineFunctions(sink);
+  raw_null_ostream out;
+  CutPassManager passes(info->getTypeInfo(), keep,
+                        CutPassManager::Part::UntilCut, &digests);
+  if (machine.addPassesToEmitFile(passes, out, nullptr,
+                                  CodeGenFileType::AssemblyFile) ||
+      !passes.reachedCut)
+    return std::nullopt;
+  passes.run(module);
+  return trace;
+}
+
+CodegenCut::Trace CodegenCut::getTrace() const {
+  Trace trace;
+  for (const Kept &k : kept)
+    if (k.hasCycle)
+      trace.functions.push_back(
+          {k.function->getName().str(), k.ownLimits, k.digests});
+  return trace;
+}
+
+CodegenCut::Widening CodegenCut::widenLimits(const Trace &trace) {
+  bool widened = false;
+  for (const Kept &k : kept) {
+    if (!k.hasCycle)
+      continue;
+    auto other = llvm::find_if(trace.functions, [&](const Trace::Function &f) {
+      return f.name == k.function->getName();
+    });
+    if (other == trace.functions.end() || other->digests != k.digests)
+      return Widening::Differs;
+  }
+  for (Kept &k : kept) {
+    if (!k.hasCycle)
+      continue;
+    auto other = llvm::find_if(trace.functions, [&](const Trace::Function &f) {
+      return f.name == k.function->getName();
+    });
+    if (other->limits.size() != k.lowLimits.size())
+      continue;
+    // Each half of the limits (pressureLimits()) grows on its own:
+    // MachineLICM's checks read only the target's, MachineSink's only
+    // RegisterClassInfo's.
+    size_t half = k.lowLimits.size() / 2;
+    for (size_t from : {size_t(0), half}) {
+      ArrayRef<unsigned> limits = ArrayRef(other->limits).slice(from, half);
+      ArrayRef<unsigned> low = ArrayRef(k.lowLimits).slice(from, half);
+      ArrayRef<unsigned> high = ArrayRef(k.highLimits).slice(from, half);
+      std::vector<unsigned> &grown =
+          isBelowOrEqual(limits, low) ? k.lowLimits : k.highLimits;
+      if (limits == low || limits == high ||
+          !(isBelowOrEqual(limits, low) || isBelowOrEqual(high, limits)))
+        continue;
+      llvm::copy(limits, grown.begin() + from);
+      widened = true;
+    }
+  }
+  return widened ? Widening::Widened : Widening::Unchanged;
+}
+
 std::optional<SmallString<0>> CodegenCut::continueToAssembly(Refusal &refusal) {
   refusal = Refusal::None;
   if (!names && !kept.empty())
@@ -415,7 +624,10 @@ std::optional<SmallString<0>> CodegenCut::continueToAssembly(Refusal &refusal) {
       continue;
     std::unique_ptr<MachineFunction> copy = copyMachineFunction(
         *k.machineFunction, mmi->getMMI().getContext(), names.get());
-    if (!copy || pressureLimits(*copy) != k.pressureLimits) {
+    std::vector<unsigned> limits;
+    if (copy)
+      limits = pressureLimits(*copy);
+    if (!copy || !isWithin(k.lowLimits, limits, k.highLimits)) {
       delete mmi;
       refusal = copy ? Refusal::PressureLimits : Refusal::Copy;
       return std::nullopt;
@@ -434,7 +646,7 @@ std::optional<SmallString<0>> CodegenCut::continueToAssembly(Refusal &refusal) {
   {
     raw_svector_ostream stream(assembly);
     buffer_ostream out(stream);
-    CutPassManager passes(cutPassId, insert, /*whole=*/false);
+    CutPassManager passes(cutPassId, insert, CutPassManager::Part::FromCut);
     if (machine.addPassesToEmitFile(passes, out, nullptr,
                                     CodeGenFileType::AssemblyFile,
                                     /*DisableVerify=*/true, mmi) ||

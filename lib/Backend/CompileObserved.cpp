@@ -22,9 +22,8 @@ bool isObservingOptionName(llvm::StringRef name) {
   if (name.starts_with("mlir-") || name.starts_with("fly-") ||
       llvm::is_contained(kNotLlvms, name))
     return false;
-  static constexpr llvm::StringRef kWords[] = {"print", "dump",  "view",
-                                               "verify", "stats", "debug",
-                                               "trace"};
+  static constexpr llvm::StringRef kWords[] = {
+      "print", "dump", "view", "verify", "stats", "debug", "trace"};
   llvm::SmallVector<llvm::StringRef> words;
   name.split(words, '-');
   return llvm::any_of(words, [](llvm::StringRef word) {

@@ -7,6 +7,7 @@
 #include "fly/Backend/TargetMachinePool.h"
 
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/DiagnosticHandler.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/InstIterator.h"
@@ -103,6 +104,12 @@ struct CutState {
   bool unhinted = false;
   bool diagnosed = false;
 
+  /// The hints other than the VGPR budget of the probes of register
+  /// pressure limits made for this state (probeLimits); none after one that
+  /// found the limits make a difference.
+  std::vector<std::vector<RocdlRegisterHint>> probed;
+  bool probeDiffered = false;
+
   /// What `cut` takes, counted in the pool's budget while the state lives.
   size_t bytes = 0;
   /// Triple, chip and features; until a continuation on this target has
@@ -189,6 +196,15 @@ public:
       idle.pop_back();
     }
   }
+  /// Widens the limits of the idle states of `optimized` by a whole
+  /// compile's trace (CodegenCut::widenLimits).
+  void widenIdle(const RocdlOptimizedModule *optimized,
+                 const CodegenCut::Trace &trace) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (std::unique_ptr<CutState> &state : idle)
+      if (state->optimized.get() == optimized)
+        state->cut->widenLimits(trace);
+  }
   /// Counts `bytes` more in the budget, idle states out (least recently
   /// used first) as needed; false where it does not fit even then.
   bool reserve(size_t bytes) {
@@ -256,7 +272,63 @@ CutState::~CutState() {
 }
 
 std::atomic<uint64_t> cuts{0}, continued{0}, refusedModules{0},
-    refusedVariants{0};
+    refusedVariants{0}, probes{0}, widenedProbes{0};
+
+/// Probes one state may make: each costs the code generation up to the cut.
+constexpr unsigned kMaxProbes = 4;
+
+/// Where `sharing`'s variant would see other register pressure limits than
+/// `state` is known for: code generation up to the cut of the shared module
+/// with the variant's hints and the least VGPR budget (limits at or below the
+/// variant's), traced. Where it made every function as the kept compile did,
+/// the state serves every variant with limits between the two
+/// (CodegenCut::widenLimits): a sweep over register budgets then costs one
+/// such probe instead of a whole compile per budget.
+bool probeLimits(CutState &state, const RocdlSharing &sharing) {
+  std::vector<RocdlRegisterHint> others;
+  for (const RocdlRegisterHint &hint : sharing.hints)
+    if (hint.attribute != "amdgpu-num-vgpr")
+      others.push_back(hint);
+  if (state.probeDiffered || state.probed.size() >= kMaxProbes ||
+      llvm::is_contained(state.probed, others))
+    return false;
+  state.probed.push_back(others);
+  ++probes;
+  // A context of its own: nothing of the probe reaches the caller's.
+  llvm::LLVMContext context;
+  bool seen = false;
+  context.setDiagnosticHandler(std::make_unique<DiagnosticsSeen>(seen));
+  const llvm::SmallVector<char, 0> &bitcode = sharing.optimized->bitcode;
+  llvm::Expected<std::unique_ptr<llvm::Module>> module = llvm::parseBitcodeFile(
+      llvm::MemoryBufferRef(StringRef(bitcode.data(), bitcode.size()),
+                            state.module->getModuleIdentifier()),
+      context);
+  if (!module) {
+    llvm::consumeError(module.takeError());
+    return false;
+  }
+  for (const RocdlRegisterHint &hint : others)
+    if (llvm::Function *f = (*module)->getFunction(hint.function))
+      f->addFnAttr(hint.attribute, hint.value);
+  for (llvm::Function &f : **module)
+    if (!f.isDeclaration())
+      f.addFnAttr("amdgpu-num-vgpr", "1");
+  std::optional<CodegenCut::Trace> trace =
+      CodegenCut::trace(*state.machine->get(), **module, kCutPass);
+  if (!trace || seen)
+    return false;
+  switch (state.cut->widenLimits(*trace)) {
+  case CodegenCut::Widening::Widened:
+    ++widenedProbes;
+    return true;
+  case CodegenCut::Widening::Unchanged:
+    return false;
+  case CodegenCut::Widening::Differs:
+    state.probeDiffered = true;
+    return false;
+  }
+  return false;
+}
 
 /// Whether a variant with `hints` may be kept: not if it caps the waves per
 /// EU (a continuation's occupancy is the kept one, lowered to its own limit,
@@ -312,6 +384,9 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
     return std::nullopt;
   std::optional<llvm::SmallString<0>> isa =
       state->cut->continueToAssembly(refusal);
+  if (!isa && refusal == CodegenCut::Refusal::PressureLimits &&
+      probeLimits(*state, sharing))
+    isa = state->cut->continueToAssembly(refusal);
   if (state->diagnosed) {
     diagnosed = true;
     return std::nullopt;
@@ -323,8 +398,9 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
 } // namespace
 
 RocdlSharedCodegenStats getRocdlSharedCodegenStats() {
-  return {cuts.load(), continued.load(), refusedModules.load(),
-          refusedVariants.load()};
+  return {cuts.load(),           continued.load(),
+          refusedModules.load(), refusedVariants.load(),
+          probes.load(),         widenedProbes.load()};
 }
 
 RocdlSharedCodegenMode getRocdlSharedCodegenMode() {
@@ -408,6 +484,10 @@ codegenSharingRocdl(const RocdlSharing &sharing,
     pool().refuse(sharing.optimized);
     return result;
   }
+  // A variant no kept state served for its pressure limits: where it made
+  // the functions as they did, they serve its limits from now on too.
+  if (!tried.empty())
+    pool().widenIdle(sharing.optimized.get(), whole.cut->getTrace());
   // Kept only within the budget, the least recently used idle states out.
   size_t bytes = whole.cut->getBytes();
   if (!pool().reserve(bytes))

@@ -21,6 +21,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/CodeGen/MachineModuleInfo.h"
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,13 +71,49 @@ public:
                               llvm::Module &module, llvm::StringRef cutPass,
                               size_t maxBytes);
 
+  /// What the passes before the cut made of each function with a cycle:
+  /// the register pressure limits they saw (the target's, then those
+  /// RegisterClassInfo derives with the reserved registers) and a digest of
+  /// the function after each pass that reads them (early-machinelicm,
+  /// machine-sink) and at the cut.
+  struct Trace {
+    struct Function {
+      std::string name;
+      std::vector<unsigned> limits;
+      std::vector<std::array<uint8_t, 32>> digests;
+    };
+    std::vector<Function> functions;
+  };
+  /// Code generation of `module` on `machine` up to the cut only, traced;
+  /// nullopt where the pipeline has no such pass.
+  static std::optional<Trace> trace(llvm::TargetMachine &machine,
+                                    llvm::Module &module,
+                                    llvm::StringRef cutPass);
+  /// Those passes compare the limits only as thresholds (pressure + cost >=
+  /// limit means high): where they made the same function under two limits
+  /// L1 <= L2 (every pass's digest equal), they make it under any limits
+  /// between. So a kept function's range grows to the limits of a trace
+  /// with its digests that lie below or above it.
+  enum class Widening {
+    /// Some function's range grew.
+    Widened,
+    /// Every function made as kept; no range could grow.
+    Unchanged,
+    /// Some function was made otherwise: limits there make a difference.
+    Differs,
+  };
+  Widening widenLimits(const Trace &trace);
+  /// This cut's own trace.
+  Trace getTrace() const;
+
   /// Why continue() returned nothing.
   enum class Refusal {
     None,
     /// A machine function could not be copied with the attributes of now.
     Copy,
-    /// A function with a cycle would see other register pressure limits
-    /// than it had before the cut (MachineSink and MachineLICM read them).
+    /// A function with a cycle would see register pressure limits outside
+    /// those its kept machine function is known for (MachineSink and
+    /// MachineLICM read them before the cut).
     PressureLimits,
     /// The pipeline could not be built.
     Pipeline,

@@ -19,16 +19,19 @@
 // the cut) and without the user-SGPR init bug (instruction selection pads
 // the user SGPRs, which a copy does not carry); no alloca, inline asm, call
 // (but to intrinsics) or preloaded (inreg) kernel argument; every machine
-// function copyable; a function with a cycle sees the register pressure
-// limits the kept compile saw (MachineSink and MachineLICM read them: a
-// variant tries each idle state, and one that matches none is kept with its
-// own); a kept variant caps no waves per EU (a continuation's occupancy is
-// the kept one, only ever lowered to its own limit); LLVM said nothing worse
-// than a remark, and nothing watches code generation through LLVM's
-// options or limits it (lib/Backend/CompileObserved.h). And once per target in
-// a process, before its first continuation, one with the kept variant's own
-// hints must give that variant's ISA; a target where it does not is never
-// continued (a sweep whose variants never meet a kept state pays nothing).
+// function copyable; a function with a cycle sees register pressure limits
+// in the range its kept state is known for (MachineLICM reads the target's,
+// MachineSink RegisterClassInfo's: the kept compile's own, widened by a probe
+// up to the cut under the least VGPR budget that made the function alike,
+// CodegenCut::widenLimits; a variant tries each idle state, and one that
+// none serves is kept with its own); a kept variant caps no waves per EU (a
+// continuation's occupancy is the kept one, only ever lowered to its own
+// limit); LLVM said nothing worse than a remark, and nothing watches code
+// generation through LLVM's options or limits it
+// (lib/Backend/CompileObserved.h). And once per target in a process, before its
+// first continuation, one with the kept variant's own hints must give that
+// variant's ISA; a target where it does not is never continued (a sweep whose
+// variants never meet a kept state pays nothing).
 // test/Tools/rocdl-shared-codegen.test compares the objects with `cmp`.
 // Off with FLY_ROCDL_CODEGEN_CUT=0; FLY_ROCDL_CODEGEN_CUT=verify also
 // compiles each continued variant whole and says on stderr whether the two
@@ -67,6 +70,10 @@ struct RocdlSharedCodegenStats {
   /// Variants compiled whole because a continuation would not be exact for
   /// their hints (or LLVM said something during it).
   uint64_t refusedVariants = 0;
+  /// Code generations up to the cut that probed other register pressure
+  /// limits for a kept state, and those that widened its limits.
+  uint64_t probes = 0;
+  uint64_t widenedProbes = 0;
 };
 RocdlSharedCodegenStats getRocdlSharedCodegenStats();
 

@@ -67,6 +67,10 @@ struct RocdlRegisterHint {
   std::string function;
   llvm::StringRef attribute;
   std::string value;
+  bool operator==(const RocdlRegisterHint &other) const {
+    return function == other.function && attribute == other.attribute &&
+           value == other.value;
+  }
 };
 
 /// What a variant's optimised module is when it is a shared optimisation
