@@ -1,9 +1,10 @@
 //===- CodegenCutTest.cpp - Traces and widened pressure limits ------------===//
 //
-// CodegenCut::trace and widenLimits on a gfx942 kernel with a loop: a trace
-// under a lower VGPR budget that makes the loop as the kept compile did
-// widens the limits the cut serves, one at the kept limits changes nothing,
-// and one of another loop body differs.
+// The two points a CodegenCut keeps on a gfx942 kernel with a loop: a budget
+// whose pressure limits the cut does not serve continues from before the
+// passes that read them, as its whole compile does, and its trace (the loop
+// made alike) widens the limits the cut serves; a trace at the kept limits
+// changes nothing, one of another loop body differs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,9 +88,9 @@ protected:
 };
 
 TEST_F(CodegenCutTest, TracesWidenTheLimitsACutServes) {
-  std::unique_ptr<llvm::Module> kept = parse("2.0", "");
+  std::unique_ptr<llvm::Module> module = parse("2.0", "");
   CodegenCut::Whole whole = CodegenCut::compileKeeping(
-      *machine, *kept, "amdgpu-prepare-agpr-alloc", size_t(64) << 20);
+      *machine, *module, "amdgpu-prepare-agpr-alloc", size_t(64) << 20);
   ASSERT_TRUE(whole.cut) << whole.error;
   ASSERT_TRUE(whole.assembly);
   CodegenCut::Trace own = whole.cut->getTrace();
@@ -97,45 +98,66 @@ TEST_F(CodegenCutTest, TracesWidenTheLimitsACutServes) {
   EXPECT_EQ(own.functions[0].name, "k");
   // After two early-machinelicm, one machine-sink and at the cut.
   EXPECT_EQ(own.functions[0].digests.size(), 4u);
+  llvm::Function &k = *module->getFunction("k");
 
-  // Under the same limits: nothing to widen.
-  std::unique_ptr<llvm::Module> same = parse("2.0", "");
-  std::optional<CodegenCut::Trace> sameTrace =
-      CodegenCut::trace(*machine, *same, "amdgpu-prepare-agpr-alloc");
-  ASSERT_TRUE(sameTrace);
-  EXPECT_EQ(whole.cut->widenLimits(*sameTrace),
-            CodegenCut::Widening::Unchanged);
+  // Under the same limits, from before the first pass that reads them:
+  // nothing to widen.
+  std::optional<CodegenCut::Trace> same = whole.cut->traceFromEarly();
+  ASSERT_TRUE(same);
+  ASSERT_EQ(same->functions.size(), 1u);
+  EXPECT_EQ(same->functions[0].limits, own.functions[0].limits);
+  EXPECT_EQ(same->functions[0].digests, own.functions[0].digests);
+  EXPECT_EQ(whole.cut->widenLimits(*same), CodegenCut::Widening::Unchanged);
 
-  // The least VGPR budget: lower limits, the same loop.
-  std::unique_ptr<llvm::Module> least = parse("2.0", "\"amdgpu-num-vgpr\"=\"1\"");
-  std::optional<CodegenCut::Trace> leastTrace =
-      CodegenCut::trace(*machine, *least, "amdgpu-prepare-agpr-alloc");
-  ASSERT_TRUE(leastTrace);
-  ASSERT_EQ(leastTrace->functions.size(), 1u);
-  EXPECT_NE(leastTrace->functions[0].limits, own.functions[0].limits);
-  EXPECT_EQ(leastTrace->functions[0].digests, own.functions[0].digests);
-  EXPECT_EQ(whole.cut->widenLimits(*leastTrace),
-            CodegenCut::Widening::Widened);
-  // The trace of the cut is still its own compile's.
-  EXPECT_EQ(whole.cut->getTrace().functions[0].limits,
-            own.functions[0].limits);
-  // Widened once, the same trace adds nothing.
-  EXPECT_EQ(whole.cut->widenLimits(*leastTrace),
-            CodegenCut::Widening::Unchanged);
+  // A tight VGPR budget: other limits, which the cut does not serve yet.
+  k.addFnAttr("amdgpu-num-vgpr", "12");
+  CodegenCut::Refusal refusal;
+  EXPECT_FALSE(whole.cut->continueToAssembly(refusal));
+  EXPECT_EQ(refusal, CodegenCut::Refusal::PressureLimits);
+  // From before the passes that read them it continues, as a whole compile
+  // with that budget does, and its trace (the loop made alike) widens them.
+  CodegenCut::Trace tight;
+  std::optional<llvm::SmallString<0>> early =
+      whole.cut->continueFromEarly(refusal, tight);
+  ASSERT_TRUE(early);
+  std::unique_ptr<llvm::Module> alone =
+      parse("2.0", "\"amdgpu-num-vgpr\"=\"12\"");
+  CodegenCut::Whole reference = CodegenCut::compileKeeping(
+      *machine, *alone, "amdgpu-prepare-agpr-alloc", size_t(64) << 20);
+  ASSERT_TRUE(reference.assembly);
+  EXPECT_TRUE(*early == *reference.assembly);
+  ASSERT_EQ(tight.functions.size(), 1u);
+  EXPECT_NE(tight.functions[0].limits, own.functions[0].limits);
+  EXPECT_EQ(tight.functions[0].digests, own.functions[0].digests);
+  EXPECT_EQ(whole.cut->widenLimits(tight), CodegenCut::Widening::Widened);
+  // Now served from the cut, a budget between the two too.
+  std::optional<llvm::SmallString<0>> fromCut =
+      whole.cut->continueToAssembly(refusal);
+  ASSERT_TRUE(fromCut);
+  EXPECT_TRUE(*fromCut == *early);
+  k.addFnAttr("amdgpu-num-vgpr", "24");
+  EXPECT_TRUE(whole.cut->continueToAssembly(refusal));
+  // The trace of the cut is still its own compile's; widened once, the same
+  // trace adds nothing.
+  EXPECT_EQ(whole.cut->getTrace().functions[0].limits, own.functions[0].limits);
+  EXPECT_EQ(whole.cut->widenLimits(tight), CodegenCut::Widening::Unchanged);
 
   // Another loop body under the name: its digests differ.
-  std::unique_ptr<llvm::Module> other = parse("3.0", "\"amdgpu-num-vgpr\"=\"1\"");
-  std::optional<CodegenCut::Trace> otherTrace =
-      CodegenCut::trace(*machine, *other, "amdgpu-prepare-agpr-alloc");
-  ASSERT_TRUE(otherTrace);
-  EXPECT_EQ(whole.cut->widenLimits(*otherTrace),
+  std::unique_ptr<llvm::Module> other = parse("3.0", "");
+  CodegenCut::Whole otherWhole = CodegenCut::compileKeeping(
+      *machine, *other, "amdgpu-prepare-agpr-alloc", size_t(64) << 20);
+  ASSERT_TRUE(otherWhole.cut) << otherWhole.error;
+  EXPECT_EQ(whole.cut->widenLimits(otherWhole.cut->getTrace()),
             CodegenCut::Widening::Differs);
 }
 
-TEST_F(CodegenCutTest, NoSuchPassNoTrace) {
+TEST_F(CodegenCutTest, NoSuchPassNoCut) {
   std::unique_ptr<llvm::Module> module = parse("2.0", "");
-  EXPECT_FALSE(CodegenCut::trace(*machine, *module, "no-such-pass"));
-  EXPECT_FALSE(CodegenCut::trace(*machine, *module, "instcombine"));
+  CodegenCut::Whole whole =
+      CodegenCut::compileKeeping(*machine, *module, "no-such-pass", 1 << 20);
+  EXPECT_FALSE(whole.cut);
+  EXPECT_TRUE(whole.assembly);
+  EXPECT_NE(whole.error.find("no pass named"), std::string::npos);
 }
 
 } // namespace

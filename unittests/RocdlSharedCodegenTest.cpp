@@ -126,7 +126,8 @@ protected:
             after.refusedModules - before.refusedModules,
             after.refusedVariants - before.refusedVariants,
             after.probes - before.probes,
-            after.widenedProbes - before.widenedProbes};
+            after.widenedProbes - before.widenedProbes,
+            after.continuedEarly - before.continuedEarly};
   }
 
   DialectRegistry registry;
@@ -147,16 +148,18 @@ TEST_F(RocdlSharedCodegenTest, RegisterHintsContinueOneCut) {
   EXPECT_EQ(stats.refusedVariants, 0u);
 }
 
-TEST_F(RocdlSharedCodegenTest, LoopWithOtherPressureLimitsKeepsItsOwnCut) {
+TEST_F(RocdlSharedCodegenTest, LoopWithLimitsAboveTheCutsContinuesEarly) {
   // In a loop, a budget whose pressure limits lie above those of the kept
-  // compile and of its probe (which only ever goes lower) compiles whole, and
-  // is kept too; one with its limits continues it.
+  // compile and of its probe (which only ever goes lower) continues from
+  // before the passes that read them; what those made widens the limits the
+  // cut serves, so one with the same limits continues from the cut.
   RocdlSharedCodegenStats stats =
       compileBothWays(make(kLoopKernel, "gfx942", "203.25"),
                       "maxnreg=24;waves_per_eu=1;waves_per_eu=1,maxnreg=512");
-  EXPECT_EQ(stats.cuts, 2u);
-  EXPECT_EQ(stats.continued, 1u);
-  EXPECT_EQ(stats.refusedVariants, 1u);
+  EXPECT_EQ(stats.cuts, 1u);
+  EXPECT_EQ(stats.continued, 2u);
+  EXPECT_EQ(stats.continuedEarly, 1u);
+  EXPECT_EQ(stats.refusedVariants, 0u);
   EXPECT_EQ(stats.probes, 1u);
   EXPECT_EQ(stats.widenedProbes, 1u);
 }
@@ -173,6 +176,7 @@ TEST_F(RocdlSharedCodegenTest, BudgetSweepInALoopProbesTheLimits) {
                       "maxnreg=20;maxnreg=16");
   EXPECT_EQ(stats.cuts, 1u);
   EXPECT_EQ(stats.continued, 5u);
+  EXPECT_EQ(stats.continuedEarly, 0u);
   EXPECT_EQ(stats.refusedVariants, 0u);
   EXPECT_EQ(stats.probes, 1u);
   EXPECT_EQ(stats.widenedProbes, 1u);

@@ -31,7 +31,9 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <utility>
 
 using namespace llvm;
 
@@ -401,52 +403,62 @@ private:
 };
 char InsertMachineFunctions::ID = 0;
 
-/// The passes TargetPassConfig and addPassesToEmitFile add, with `atCut`
-/// before the cut: all of them (Whole), those from the cut on (FromCut: the
-/// passes before it dropped but immutable ones, which later passes may
-/// query; what TargetPassConfig does for -start-before, for this pipeline
-/// only), or those before it (UntilCut). With `digests`, each pass before
-/// the cut that reads the register pressure limits is followed by one that
-/// digests the functions.
+using Point = CodegenCut::Point;
+
+/// The passes TargetPassConfig and addPassesToEmitFile add from `from` to
+/// `to`, the others dropped but immutable ones, which later passes may query
+/// (what TargetPassConfig does for -start-before/-stop-before, for this
+/// pipeline only). `at[p]` is added where the pipeline reaches point p, for
+/// `from` <= p <= `to`. With `digests`, each pass before the cut that reads
+/// the register pressure limits is followed by one that digests the
+/// functions.
 class CutPassManager : public legacy::PassManager {
 public:
-  enum class Part { Whole, FromCut, UntilCut };
-  CutPassManager(const void *cutPassId, Pass *atCut, Part part,
+  CutPassManager(const void *cutPassId, Point from, Point to,
+                 std::array<Pass *, 3> at,
                  DigestMachineFunctions::Digests *digests = nullptr)
-      : cutPassId(cutPassId), atCut(atCut), part(part), digests(digests) {}
-  ~CutPassManager() override { delete atCut; }
+      : cutPassId(cutPassId), from(from), to(to), at(at), digests(digests) {}
+  ~CutPassManager() override {
+    for (Pass *pass : at)
+      delete pass;
+  }
   void add(Pass *pass) override {
     const void *id = pass->getPassID();
-    bool isCut = !reachedCut && id == cutPassId;
-    reachedCut |= isCut;
-    if (isCut) {
-      PassManager::add(atCut);
-      atCut = nullptr;
-    }
-    bool keep = pass->getAsImmutablePass() ||
-                (reachedCut ? part != Part::UntilCut : part != Part::FromCut);
-    if (!keep) {
+    if (point < Point::Early && (readsPressureLimits(id) || id == cutPassId))
+      reach(Point::Early);
+    if (point < Point::Cut && id == cutPassId)
+      reach(Point::Cut);
+    if (!pass->getAsImmutablePass() && (point < from || point >= to)) {
       delete pass;
       return;
     }
     PassManager::add(pass);
-    if (digests && !reachedCut && readsPressureLimits(id))
+    if (digests && point < Point::Cut && readsPressureLimits(id))
       PassManager::add(new DigestMachineFunctions(*digests));
   }
-  /// Whether the pipeline reached the cut (with `atCut` added before it).
-  bool reachedCut = false;
+  /// Whether the pipeline reached the cut.
+  bool reachedCut() const { return point >= Point::Cut; }
 
 private:
+  void reach(Point p) {
+    point = p;
+    Pass *&pass = at[static_cast<size_t>(p)];
+    if (pass && p >= from && p <= to)
+      PassManager::add(std::exchange(pass, nullptr));
+  }
   const void *cutPassId;
-  Pass *atCut;
-  Part part;
+  Point from, to;
+  std::array<Pass *, 3> at;
   DigestMachineFunctions::Digests *digests;
+  Point point = Point::Start;
 };
 } // namespace
 
 struct CodegenCut::Kept {
   Function *function;
-  std::unique_ptr<MachineFunction> machineFunction;
+  /// As it is at the cut, and before the first pass that reads the register
+  /// pressure limits.
+  std::unique_ptr<MachineFunction> machineFunction, early;
   bool hasCycle;
   /// With a cycle: the limits the passes before the cut are known to make
   /// this machine function under (lowLimits <= limits <= highLimits), and
@@ -486,20 +498,34 @@ CodegenCut::Whole CodegenCut::compileKeeping(TargetMachine &machine,
   CodegenCut &self = *cut;
   bool tooBig = false;
   DigestMachineFunctions::Digests digests;
-  auto sink = [&](MachineFunction &mf) {
-    if (tooBig)
-      return true;
+  DenseMap<const Function *, std::unique_ptr<MachineFunction>> early;
+  // Both copies of a function count in the budget.
+  auto keepCopy = [&](MachineFunction &mf) -> std::unique_ptr<MachineFunction> {
     self.bytes += estimateBytes(mf);
     if (self.bytes > maxBytes) {
       tooBig = true;
       self.kept.clear();
-      return true;
+      early.clear();
     }
-    std::unique_ptr<MachineFunction> copy =
-        copyMachineFunction(mf, self.keeper.getContext(), nullptr);
+    if (tooBig)
+      return nullptr;
+    return copyMachineFunction(mf, self.keeper.getContext(), nullptr);
+  };
+  auto earlySink = [&](MachineFunction &mf) {
+    std::unique_ptr<MachineFunction> copy = keepCopy(mf);
     if (!copy)
+      return tooBig;
+    early[&mf.getFunction()] = std::move(copy);
+    return true;
+  };
+  auto cutSink = [&](MachineFunction &mf) {
+    std::unique_ptr<MachineFunction> copy = keepCopy(mf);
+    if (!copy)
+      return tooBig;
+    Kept kept{&mf.getFunction(), std::move(copy),
+              std::move(early[&mf.getFunction()]), hasCycle(mf)};
+    if (!kept.early)
       return false;
-    Kept kept{&mf.getFunction(), std::move(copy), hasCycle(mf)};
     if (kept.hasCycle) {
       kept.ownLimits = kept.lowLimits = kept.highLimits = pressureLimits(mf);
       kept.digests = std::move(digests[&mf.getFunction()]);
@@ -508,23 +534,24 @@ CodegenCut::Whole CodegenCut::compileKeeping(TargetMachine &machine,
     self.kept.push_back(std::move(kept));
     return true;
   };
-  auto *keep = new KeepMachineFunctions(sink);
+  auto *keepEarly = new KeepMachineFunctions(earlySink);
+  auto *keepCut = new KeepMachineFunctions(cutSink);
   SmallString<0> assembly;
   {
     raw_svector_ostream stream(assembly);
     buffer_ostream out(stream);
-    CutPassManager passes(cut->cutPassId, keep, CutPassManager::Part::Whole,
-                          &digests);
+    CutPassManager passes(cut->cutPassId, Point::Start, Point::End,
+                          {nullptr, keepEarly, keepCut}, &digests);
     if (machine.addPassesToEmitFile(passes, out, nullptr,
                                     CodeGenFileType::AssemblyFile)) {
       whole.error = "the target cannot emit assembly";
       return whole;
     }
-    if (!passes.reachedCut && whole.error.empty())
+    if (!passes.reachedCut() && whole.error.empty())
       whole.error =
           ("the code generation pipeline has no pass " + cutPass).str();
     passes.run(module);
-    if (passes.reachedCut && !keep->ok)
+    if (passes.reachedCut() && (!keepEarly->ok || !keepCut->ok))
       whole.error = "a machine function holds what a copy leaves out";
     else if (tooBig)
       whole.error = "the machine functions would take more memory than given";
@@ -533,34 +560,6 @@ CodegenCut::Whole CodegenCut::compileKeeping(TargetMachine &machine,
   if (whole.error.empty())
     whole.cut = std::move(cut);
   return whole;
-}
-
-std::optional<CodegenCut::Trace>
-CodegenCut::trace(TargetMachine &machine, Module &module, StringRef cutPass) {
-  const PassInfo *info = PassRegistry::getPassRegistry()->getPassInfo(cutPass);
-  if (!info)
-    return std::nullopt;
-  DigestMachineFunctions::Digests digests;
-  Trace trace;
-  auto sink = [&](MachineFunction &mf) {
-    if (!hasCycle(mf))
-      return true;
-    std::vector<Digest> own = std::move(digests[&mf.getFunction()]);
-    own.push_back(digest(mf));
-    trace.functions.push_back(
-        {mf.getName().str(), pressureLimits(mf), std::move(own)});
-    return true;
-  };
-  auto *keep = new KeepMachineFunctions(sink);
-  raw_null_ostream out;
-  CutPassManager passes(info->getTypeInfo(), keep,
-                        CutPassManager::Part::UntilCut, &digests);
-  if (machine.addPassesToEmitFile(passes, out, nullptr,
-                                  CodeGenFileType::AssemblyFile) ||
-      !passes.reachedCut)
-    return std::nullopt;
-  passes.run(module);
-  return trace;
 }
 
 CodegenCut::Trace CodegenCut::getTrace() const {
@@ -611,16 +610,19 @@ CodegenCut::Widening CodegenCut::widenLimits(const Trace &trace) {
   return widened ? Widening::Widened : Widening::Unchanged;
 }
 
-std::optional<SmallString<0>> CodegenCut::continueToAssembly(Refusal &refusal) {
+std::optional<SmallString<0>> CodegenCut::run(Point from, Point to,
+                                              Refusal &refusal, Trace *trace) {
   refusal = Refusal::None;
   if (!names && !kept.empty())
     names = std::make_unique<PerTargetMIParsingState>(
         kept.front().machineFunction->getSubtarget());
   auto *mmi = new MachineModuleInfoWrapperPass(&machine);
-  // The pressure limits first, on copies made and dropped one at a time:
-  // the pipeline is built only for a continuation that goes ahead.
+  bool fromEarly = from == Point::Early;
+  // From the cut, the pressure limits first, on copies made and dropped one
+  // at a time: the pipeline is built only for a continuation that goes
+  // ahead.
   for (const Kept &k : kept) {
-    if (!k.hasCycle)
+    if (fromEarly || !k.hasCycle)
       continue;
     std::unique_ptr<MachineFunction> copy = copyMachineFunction(
         *k.machineFunction, mmi->getMMI().getContext(), names.get());
@@ -635,22 +637,40 @@ std::optional<SmallString<0>> CodegenCut::continueToAssembly(Refusal &refusal) {
   }
   DenseMap<const Function *, const MachineFunction *> byFunction;
   for (const Kept &k : kept)
-    byFunction[k.function] = k.machineFunction.get();
+    byFunction[k.function] =
+        fromEarly ? k.early.get() : k.machineFunction.get();
   auto source = [&](const Function &f,
                     MCContext &ctx) -> std::unique_ptr<MachineFunction> {
     const MachineFunction *mf = byFunction.lookup(&f);
     return mf ? copyMachineFunction(*mf, ctx, names.get()) : nullptr;
   };
   auto *insert = new InsertMachineFunctions(source);
+  // From the early point: what its passes made of each function with a
+  // cycle, at the cut.
+  DigestMachineFunctions::Digests digests;
+  auto sink = [&](MachineFunction &mf) {
+    if (!hasCycle(mf))
+      return true;
+    std::vector<Digest> own = std::move(digests[&mf.getFunction()]);
+    own.push_back(digest(mf));
+    trace->functions.push_back(
+        {mf.getName().str(), pressureLimits(mf), std::move(own)});
+    return true;
+  };
+  std::array<Pass *, 3> at = {nullptr, nullptr, nullptr};
+  at[static_cast<size_t>(from)] = insert;
+  if (fromEarly && trace)
+    at[static_cast<size_t>(Point::Cut)] = new KeepMachineFunctions(sink);
   SmallString<0> assembly;
   {
     raw_svector_ostream stream(assembly);
     buffer_ostream out(stream);
-    CutPassManager passes(cutPassId, insert, CutPassManager::Part::FromCut);
+    CutPassManager passes(cutPassId, from, to, at,
+                          fromEarly && trace ? &digests : nullptr);
     if (machine.addPassesToEmitFile(passes, out, nullptr,
                                     CodeGenFileType::AssemblyFile,
                                     /*DisableVerify=*/true, mmi) ||
-        !passes.reachedCut) {
+        !passes.reachedCut()) {
       refusal = Refusal::Pipeline;
       return std::nullopt;
     }
@@ -661,6 +681,23 @@ std::optional<SmallString<0>> CodegenCut::continueToAssembly(Refusal &refusal) {
     }
   }
   return assembly;
+}
+
+std::optional<SmallString<0>> CodegenCut::continueToAssembly(Refusal &refusal) {
+  return run(Point::Cut, Point::End, refusal, nullptr);
+}
+
+std::optional<SmallString<0>> CodegenCut::continueFromEarly(Refusal &refusal,
+                                                            Trace &trace) {
+  return run(Point::Early, Point::End, refusal, &trace);
+}
+
+std::optional<CodegenCut::Trace> CodegenCut::traceFromEarly() {
+  Trace trace;
+  Refusal refusal;
+  if (!run(Point::Early, Point::Cut, refusal, &trace))
+    return std::nullopt;
+  return trace;
 }
 
 } // namespace fly

@@ -7,7 +7,6 @@
 #include "fly/Backend/TargetMachinePool.h"
 
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/DiagnosticHandler.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/InstIterator.h"
@@ -272,18 +271,44 @@ CutState::~CutState() {
 }
 
 std::atomic<uint64_t> cuts{0}, continued{0}, refusedModules{0},
-    refusedVariants{0}, probes{0}, widenedProbes{0};
+    refusedVariants{0}, probes{0}, widenedProbes{0}, continuedEarly{0};
 
-/// Probes one state may make: each costs the code generation up to the cut.
+/// Whether a variant with `hints` may be kept: not if it caps the waves per
+/// EU (a continuation's occupancy is the kept one, lowered to its own limit,
+/// never raised).
+bool mayKeep(const std::vector<RocdlRegisterHint> &hints) {
+  return llvm::none_of(hints, [](const RocdlRegisterHint &hint) {
+    return hint.attribute == "amdgpu-waves-per-eu" &&
+           StringRef(hint.value).contains(',');
+  });
+}
+
+/// Sets `hints` on `module`'s functions in place of the register hints they
+/// had; false where one names no function of it.
+bool setHints(llvm::Module &module,
+              const std::vector<RocdlRegisterHint> &hints) {
+  for (llvm::Function &f : module)
+    for (StringRef name : getRocdlRegisterHintAttributes())
+      f.removeFnAttr(name);
+  for (const RocdlRegisterHint &hint : hints) {
+    llvm::Function *f = module.getFunction(hint.function);
+    if (!f)
+      return false;
+    f->addFnAttr(hint.attribute, hint.value);
+  }
+  return true;
+}
+
+/// Probes one state may make.
 constexpr unsigned kMaxProbes = 4;
 
 /// Where `sharing`'s variant would see other register pressure limits than
-/// `state` is known for: code generation up to the cut of the shared module
-/// with the variant's hints and the least VGPR budget (limits at or below the
-/// variant's), traced. Where it made every function as the kept compile did,
-/// the state serves every variant with limits between the two
-/// (CodegenCut::widenLimits): a sweep over register budgets then costs one
-/// such probe instead of a whole compile per budget.
+/// `state` is known for: code generation from before the first pass that
+/// reads them up to the cut, with the variant's hints but the least VGPR
+/// budget (limits at or below the variant's), traced. Where it made every
+/// function as the kept compile did, the state serves every variant with
+/// limits between the two (CodegenCut::widenLimits): a sweep over register
+/// budgets then continues from the cut. Leaves the variant's hints set.
 bool probeLimits(CutState &state, const RocdlSharing &sharing) {
   std::vector<RocdlRegisterHint> others;
   for (const RocdlRegisterHint &hint : sharing.hints)
@@ -294,28 +319,15 @@ bool probeLimits(CutState &state, const RocdlSharing &sharing) {
     return false;
   state.probed.push_back(others);
   ++probes;
-  // A context of its own: nothing of the probe reaches the caller's.
-  llvm::LLVMContext context;
-  bool seen = false;
-  context.setDiagnosticHandler(std::make_unique<DiagnosticsSeen>(seen));
-  const llvm::SmallVector<char, 0> &bitcode = sharing.optimized->bitcode;
-  llvm::Expected<std::unique_ptr<llvm::Module>> module = llvm::parseBitcodeFile(
-      llvm::MemoryBufferRef(StringRef(bitcode.data(), bitcode.size()),
-                            state.module->getModuleIdentifier()),
-      context);
-  if (!module) {
-    llvm::consumeError(module.takeError());
-    return false;
-  }
-  for (const RocdlRegisterHint &hint : others)
-    if (llvm::Function *f = (*module)->getFunction(hint.function))
-      f->addFnAttr(hint.attribute, hint.value);
-  for (llvm::Function &f : **module)
+  std::vector<RocdlRegisterHint> least = others;
+  for (llvm::Function &f : *state.module)
     if (!f.isDeclaration())
-      f.addFnAttr("amdgpu-num-vgpr", "1");
-  std::optional<CodegenCut::Trace> trace =
-      CodegenCut::trace(*state.machine->get(), **module, kCutPass);
-  if (!trace || seen)
+      least.push_back({f.getName().str(), "amdgpu-num-vgpr", "1"});
+  std::optional<CodegenCut::Trace> trace;
+  if (setHints(*state.module, least))
+    trace = state.cut->traceFromEarly();
+  setHints(*state.module, sharing.hints);
+  if (!trace || state.diagnosed)
     return false;
   switch (state.cut->widenLimits(*trace)) {
   case CodegenCut::Widening::Widened:
@@ -330,14 +342,29 @@ bool probeLimits(CutState &state, const RocdlSharing &sharing) {
   return false;
 }
 
-/// Whether a variant with `hints` may be kept: not if it caps the waves per
-/// EU (a continuation's occupancy is the kept one, lowered to its own limit,
-/// never raised).
-bool mayKeep(const std::vector<RocdlRegisterHint> &hints) {
-  return llvm::none_of(hints, [](const RocdlRegisterHint &hint) {
-    return hint.attribute == "amdgpu-waves-per-eu" &&
-           StringRef(hint.value).contains(',');
-  });
+/// Whether a continuation of `state` with the kept variant's own hints, from
+/// the cut or from before the first pass that reads the pressure limits
+/// (`early`), gives its ISA: once per target and point in the process,
+/// before the first such continuation, or the copies leave out something
+/// this target's code generation put into the machine functions (then
+/// nothing of this target is continued from there).
+bool isFaithful(CutState &state, bool early) {
+  std::string key = early ? state.target + "\nearly" : state.target;
+  std::optional<bool> faithful = pool().isTargetFaithful(key);
+  if (!faithful) {
+    // Kept before the check was known to be pending: no way to check.
+    if (state.keptIsa.empty())
+      return false;
+    std::optional<llvm::SmallString<0>> again;
+    CodegenCut::Refusal refusal;
+    CodegenCut::Trace trace;
+    if (setHints(*state.module, state.keptHints))
+      again = early ? state.cut->continueFromEarly(refusal, trace)
+                    : state.cut->continueToAssembly(refusal);
+    faithful = !state.diagnosed && again && *again == state.keptIsa;
+    pool().setTargetFaithful(key, *faithful);
+  }
+  return *faithful;
 }
 
 /// `state` continued with `sharing`'s hints; nullopt where it would not be
@@ -348,48 +375,37 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
               CodegenCut::Refusal &refusal, bool &diagnosed) {
   refusal = CodegenCut::Refusal::None;
   diagnosed = false;
-  // The hints in place of the last continuation's.
-  auto setHints = [&](const std::vector<RocdlRegisterHint> &hints) {
-    for (llvm::Function &f : *state->module)
-      for (StringRef name : getRocdlRegisterHintAttributes())
-        f.removeFnAttr(name);
-    for (const RocdlRegisterHint &hint : hints) {
-      llvm::Function *f = state->module->getFunction(hint.function);
-      if (!f)
-        return false;
-      f->addFnAttr(hint.attribute, hint.value);
-    }
-    return true;
-  };
-  // Once per target in the process, before its first continuation: one
-  // with the kept variant's own hints must give its ISA, or the copies
-  // leave out something this target's code generation put into the machine
-  // functions (then nothing of this target is continued).
-  std::optional<bool> faithful = pool().isTargetFaithful(state->target);
-  if (!faithful) {
-    if (!setHints(state->keptHints))
-      return std::nullopt;
-    std::optional<llvm::SmallString<0>> again =
-        state->cut->continueToAssembly(refusal);
-    faithful = !state->diagnosed && again && *again == state->keptIsa;
-    pool().setTargetFaithful(state->target, *faithful);
-  }
-  if (!*faithful) {
+  if (!isFaithful(*state, /*early=*/false)) {
     pool().refuse(state->optimized);
     return std::nullopt;
   }
-  state->keptHints.clear();
-  state->keptIsa.clear();
-  if (!setHints(sharing.hints))
+  if (!setHints(*state->module, sharing.hints))
     return std::nullopt;
   std::optional<llvm::SmallString<0>> isa =
       state->cut->continueToAssembly(refusal);
   if (!isa && refusal == CodegenCut::Refusal::PressureLimits &&
       probeLimits(*state, sharing))
     isa = state->cut->continueToAssembly(refusal);
+  // Other limits than the state serves: from before the passes that read
+  // them, and what they made widens the state's limits.
+  if (!isa && refusal == CodegenCut::Refusal::PressureLimits &&
+      !state->diagnosed && isFaithful(*state, /*early=*/true) &&
+      setHints(*state->module, sharing.hints)) {
+    CodegenCut::Trace trace;
+    isa = state->cut->continueFromEarly(refusal, trace);
+    if (isa) {
+      ++continuedEarly;
+      state->cut->widenLimits(trace);
+    }
+  }
   if (state->diagnosed) {
     diagnosed = true;
     return std::nullopt;
+  }
+  if (pool().isTargetFaithful(state->target) &&
+      pool().isTargetFaithful(state->target + "\nearly")) {
+    state->keptHints.clear();
+    state->keptIsa.clear();
   }
   if (isa || refusal == CodegenCut::Refusal::PressureLimits)
     pool().give(std::move(state));
@@ -400,7 +416,8 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
 RocdlSharedCodegenStats getRocdlSharedCodegenStats() {
   return {cuts.load(),           continued.load(),
           refusedModules.load(), refusedVariants.load(),
-          probes.load(),         widenedProbes.load()};
+          probes.load(),         widenedProbes.load(),
+          continuedEarly.load()};
 }
 
 RocdlSharedCodegenMode getRocdlSharedCodegenMode() {
@@ -497,7 +514,8 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   state->optimized = sharing.optimized;
   state->unhinted = sharing.hints.empty();
   state->target = target;
-  if (!faithful) {
+  // For the checks of its target still to be made (isFaithful).
+  if (!faithful || !pool().isTargetFaithful(target + "\nearly")) {
     state->keptHints = sharing.hints;
     state->keptIsa = result.isa;
   }

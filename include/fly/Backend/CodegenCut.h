@@ -2,11 +2,12 @@
 //
 // A legacy code generation pipeline cut before one machine pass: a whole
 // code generation of a module keeps its machine functions as they are at the
-// cut; each continuation copies them (with a MachineFunctionInfo built anew
-// from the IR function's attributes as they are then) and runs the passes from
-// the cut on, to assembly. Variants whose attributes change what only the
-// passes after the cut read (ROCDL's register hints, RocdlSharedCodegen.h)
-// then share the work before it.
+// cut, and before the first pass that reads the register pressure limits;
+// each continuation copies them (with a MachineFunctionInfo built anew from
+// the IR function's attributes as they are then) and runs the passes from
+// the cut on, or from that earlier point under other limits, to assembly.
+// Variants whose attributes change what only the passes after the cut read
+// (ROCDL's register hints, RocdlSharedCodegen.h) then share the work before it.
 //
 // The pipeline is cut by filtering what TargetPassConfig adds, not with
 // LLVM's process-wide -start-before option, so other threads building code
@@ -58,7 +59,8 @@ public:
 
   /// The whole code generation of `module` on `machine` to assembly, with
   /// the machine functions kept as they are before the first pass named
-  /// `cutPass` (its -debug-pass argument name): `cut` is null, with `error`
+  /// `cutPass` (its -debug-pass argument name), and before the first pass
+  /// that reads the register pressure limits: `cut` is null, with `error`
   /// saying why, where the pipeline has no such pass or a machine function
   /// cannot be copied, or where they would take more than `maxBytes`
   /// (getBytes). `module` and `machine` must outlive the cut.
@@ -84,11 +86,6 @@ public:
     };
     std::vector<Function> functions;
   };
-  /// Code generation of `module` on `machine` up to the cut only, traced;
-  /// nullopt where the pipeline has no such pass.
-  static std::optional<Trace> trace(llvm::TargetMachine &machine,
-                                    llvm::Module &module,
-                                    llvm::StringRef cutPass);
   /// Those passes compare the limits only as thresholds (pressure + cost >=
   /// limit means high): where they made the same function under two limits
   /// L1 <= L2 (every pass's digest equal), they make it under any limits
@@ -123,6 +120,19 @@ public:
   /// attributes as they are now; nullopt and `refusal` where it could not.
   /// Errors LLVM reports go to the module's context, as in a whole run.
   std::optional<llvm::SmallString<0>> continueToAssembly(Refusal &refusal);
+  /// As continueToAssembly, from the machine functions kept before the first
+  /// pass that reads the register pressure limits, so under the limits of
+  /// now, whatever they are; `trace` gets what the passes up to the cut made
+  /// of them.
+  std::optional<llvm::SmallString<0>> continueFromEarly(Refusal &refusal,
+                                                        Trace &trace);
+  /// Code generation from there up to the cut only, traced.
+  std::optional<Trace> traceFromEarly();
+
+  /// Where a run of the pipeline may start and stop: its start, the first
+  /// pass that reads the register pressure limits (early-machinelicm; the
+  /// cut where none comes before it), the cut, its end.
+  enum class Point { Start, Early, Cut, End };
 
   /// What the kept machine functions take, estimated.
   size_t getBytes() const;
@@ -133,6 +143,8 @@ public:
 
 private:
   struct Kept;
+  std::optional<llvm::SmallString<0>> run(Point from, Point to,
+                                          Refusal &refusal, Trace *trace);
   CodegenCut(llvm::TargetMachine &machine, llvm::Module &module,
              const void *cutPassId);
 

@@ -12,25 +12,25 @@
 // used by one thread at a time; idle ones are kept, 16 or twice the
 // hardware threads per process and 64 MiB of machine functions at most.
 //
-// The ISA is the one the whole code generation makes, byte for byte, under
-// the conditions bench/MIR-CUT-AUDIT.md derives and what attacking it found
-// (each checked; any other module or variant is compiled whole): a target
-// with architected flat scratch (no private-buffer register chosen before
-// the cut) and without the user-SGPR init bug (instruction selection pads
-// the user SGPRs, which a copy does not carry); no alloca, inline asm, call
-// (but to intrinsics) or preloaded (inreg) kernel argument; every machine
-// function copyable; a function with a cycle sees register pressure limits
-// in the range its kept state is known for (MachineLICM reads the target's,
-// MachineSink RegisterClassInfo's: the kept compile's own, widened by a probe
-// up to the cut under the least VGPR budget that made the function alike,
-// CodegenCut::widenLimits; a variant tries each idle state, and one that
-// none serves is kept with its own); a kept variant caps no waves per EU (a
-// continuation's occupancy is the kept one, only ever lowered to its own
-// limit); LLVM said nothing worse than a remark, and nothing watches code
-// generation through LLVM's options or limits it
-// (lib/Backend/CompileObserved.h). And once per target in a process, before its
-// first continuation, one with the kept variant's own hints must give that
-// variant's ISA; a target where it does not is never continued (a sweep whose
+// The ISA is the one the whole code generation makes, byte for byte, under the
+// conditions bench/MIR-CUT-AUDIT.md derives and what attacking it found (each
+// checked; any other module or variant is compiled whole): a target with
+// architected flat scratch (no private-buffer register chosen before the cut)
+// and without the user-SGPR init bug (instruction selection pads the user
+// SGPRs, which a copy does not carry); no alloca, inline asm, call (but to
+// intrinsics) or preloaded (inreg) kernel argument; every machine function
+// copyable; a function with a cycle sees register pressure limits in the range
+// its kept state is known for (MachineLICM reads the target's, MachineSink
+// RegisterClassInfo's: the kept compile's own, widened where a run of those
+// passes under other limits made the function alike, CodegenCut::widenLimits),
+// or else continues from the machine functions kept before the first of them,
+// under its own limits; a kept variant caps no waves per EU (a continuation's
+// occupancy is the kept one, only ever lowered to its own limit); LLVM said
+// nothing worse than a remark, and nothing watches code generation through
+// LLVM's options or limits it (lib/Backend/CompileObserved.h). And once per
+// target in a process, before its first continuation from each of the two
+// points, one with the kept variant's own hints must give that variant's ISA; a
+// target where it does not is never continued from there (a sweep whose
 // variants never meet a kept state pays nothing).
 // test/Tools/rocdl-shared-codegen.test compares the objects with `cmp`.
 // Off with FLY_ROCDL_CODEGEN_CUT=0; FLY_ROCDL_CODEGEN_CUT=verify also
@@ -70,10 +70,14 @@ struct RocdlSharedCodegenStats {
   /// Variants compiled whole because a continuation would not be exact for
   /// their hints (or LLVM said something during it).
   uint64_t refusedVariants = 0;
-  /// Code generations up to the cut that probed other register pressure
-  /// limits for a kept state, and those that widened its limits.
+  /// Runs from before the first pass that reads the register pressure
+  /// limits up to the cut that probed other limits for a kept state, and
+  /// those that widened its limits.
   uint64_t probes = 0;
   uint64_t widenedProbes = 0;
+  /// Of `continued`, those continued from before the first pass that reads
+  /// the pressure limits (the state served other limits).
+  uint64_t continuedEarly = 0;
 };
 RocdlSharedCodegenStats getRocdlSharedCodegenStats();
 
