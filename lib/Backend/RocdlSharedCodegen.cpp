@@ -23,6 +23,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 using llvm::StringRef;
@@ -236,6 +237,13 @@ public:
   void setTargetFaithful(const std::string &target, bool value) {
     std::lock_guard<std::mutex> lock(mutex);
     faithful.try_emplace(target, value);
+    checking.erase(target);
+  }
+  /// Whether the caller is the one to check `target` now: not known yet and
+  /// nobody checking it (a check costs a continuation; one is enough).
+  bool claimCheck(const std::string &target) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return !faithful.count(target) && checking.insert(target).second;
   }
   void refuse(std::shared_ptr<const RocdlOptimizedModule> optimized) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -253,6 +261,7 @@ private:
   std::list<std::unique_ptr<CutState>> idle;
   std::deque<std::shared_ptr<const RocdlOptimizedModule>> refusedModules;
   std::map<std::string, bool> faithful;
+  std::set<std::string> checking;
   size_t liveBytes = 0;
 };
 
@@ -342,29 +351,31 @@ bool probeLimits(CutState &state, const RocdlSharing &sharing) {
   return false;
 }
 
+enum class Faithful { Yes, No, Pending };
+
 /// Whether a continuation of `state` with the kept variant's own hints, from
 /// the cut or from before the first pass that reads the pressure limits
 /// (`early`), gives its ISA: once per target and point in the process,
 /// before the first such continuation, or the copies leave out something
 /// this target's code generation put into the machine functions (then
-/// nothing of this target is continued from there).
-bool isFaithful(CutState &state, bool early) {
+/// nothing of this target is continued from there). Pending while another
+/// thread checks, or where this state cannot (kept after the check was
+/// first needed).
+Faithful isFaithful(CutState &state, bool early) {
   std::string key = early ? state.target + "\nearly" : state.target;
-  std::optional<bool> faithful = pool().isTargetFaithful(key);
-  if (!faithful) {
-    // Kept before the check was known to be pending: no way to check.
-    if (state.keptIsa.empty())
-      return false;
-    std::optional<llvm::SmallString<0>> again;
-    CodegenCut::Refusal refusal;
-    CodegenCut::Trace trace;
-    if (setHints(*state.module, state.keptHints))
-      again = early ? state.cut->continueFromEarly(refusal, trace)
-                    : state.cut->continueToAssembly(refusal);
-    faithful = !state.diagnosed && again && *again == state.keptIsa;
-    pool().setTargetFaithful(key, *faithful);
-  }
-  return *faithful;
+  if (std::optional<bool> known = pool().isTargetFaithful(key))
+    return *known ? Faithful::Yes : Faithful::No;
+  if (state.keptIsa.empty() || !pool().claimCheck(key))
+    return Faithful::Pending;
+  std::optional<llvm::SmallString<0>> again;
+  CodegenCut::Refusal refusal;
+  CodegenCut::Trace trace;
+  if (setHints(*state.module, state.keptHints))
+    again = early ? state.cut->continueFromEarly(refusal, trace)
+                  : state.cut->continueToAssembly(refusal);
+  bool faithful = !state.diagnosed && again && *again == state.keptIsa;
+  pool().setTargetFaithful(key, faithful);
+  return faithful ? Faithful::Yes : Faithful::No;
 }
 
 /// `state` continued with `sharing`'s hints; nullopt where it would not be
@@ -375,8 +386,15 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
               CodegenCut::Refusal &refusal, bool &diagnosed) {
   refusal = CodegenCut::Refusal::None;
   diagnosed = false;
-  if (!isFaithful(*state, /*early=*/false)) {
+  switch (isFaithful(*state, /*early=*/false)) {
+  case Faithful::Yes:
+    break;
+  case Faithful::No:
     pool().refuse(state->optimized);
+    return std::nullopt;
+  case Faithful::Pending:
+    if (!state->diagnosed)
+      pool().give(std::move(state));
     return std::nullopt;
   }
   if (!setHints(*state->module, sharing.hints))
@@ -389,7 +407,8 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
   // Other limits than the state serves: from before the passes that read
   // them, and what they made widens the state's limits.
   if (!isa && refusal == CodegenCut::Refusal::PressureLimits &&
-      !state->diagnosed && isFaithful(*state, /*early=*/true) &&
+      !state->diagnosed &&
+      isFaithful(*state, /*early=*/true) == Faithful::Yes &&
       setHints(*state->module, sharing.hints)) {
     CodegenCut::Trace trace;
     isa = state->cut->continueFromEarly(refusal, trace);
