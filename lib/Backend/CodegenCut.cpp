@@ -370,6 +370,17 @@ private:
 };
 char DigestMachineFunctions::ID = 0;
 
+/// What the passes before the cut made of `mf`, a function with a cycle, as
+/// it is at the cut: its limits, and its digests after each pass that reads
+/// them (`digests`, taken) and at the cut.
+CodegenCut::Trace::Function
+traceAtCut(const MachineFunction &mf,
+           DigestMachineFunctions::Digests &digests) {
+  std::vector<Digest> own = std::move(digests[&mf.getFunction()]);
+  own.push_back(digest(mf));
+  return {mf.getName().str(), pressureLimits(mf), std::move(own)};
+}
+
 /// Puts each function's machine function into the pass manager's
 /// MachineModuleInfo just before the passes from the cut run on it (the
 /// pipeline frees it after them), so one copy at a time is alive.
@@ -460,13 +471,11 @@ struct CodegenCut::Kept {
   /// pressure limits.
   std::unique_ptr<MachineFunction> machineFunction, early;
   bool hasCycle;
-  /// With a cycle: the limits the passes before the cut are known to make
-  /// this machine function under (lowLimits <= limits <= highLimits), and
-  /// what they made of it (Trace::Function::digests).
+  /// With a cycle: what the kept compile's passes before the cut made of it,
+  /// and the limits they are known to make it under (lowLimits <= limits <=
+  /// highLimits).
+  Trace::Function traced;
   std::vector<unsigned> lowLimits, highLimits;
-  std::vector<Digest> digests;
-  /// The limits the kept compile saw.
-  std::vector<unsigned> ownLimits;
 };
 
 CodegenCut::CodegenCut(TargetMachine &machine, Module &module,
@@ -527,9 +536,8 @@ CodegenCut::Whole CodegenCut::compileKeeping(TargetMachine &machine,
     if (!kept.early)
       return false;
     if (kept.hasCycle) {
-      kept.ownLimits = kept.lowLimits = kept.highLimits = pressureLimits(mf);
-      kept.digests = std::move(digests[&mf.getFunction()]);
-      kept.digests.push_back(digest(mf));
+      kept.traced = traceAtCut(mf, digests);
+      kept.lowLimits = kept.highLimits = kept.traced.limits;
     }
     self.kept.push_back(std::move(kept));
     return true;
@@ -566,28 +574,26 @@ CodegenCut::Trace CodegenCut::getTrace() const {
   Trace trace;
   for (const Kept &k : kept)
     if (k.hasCycle)
-      trace.functions.push_back(
-          {k.function->getName().str(), k.ownLimits, k.digests});
+      trace.functions.push_back(k.traced);
   return trace;
 }
 
 CodegenCut::Widening CodegenCut::widenLimits(const Trace &trace) {
-  bool widened = false;
-  for (const Kept &k : kept) {
-    if (!k.hasCycle)
-      continue;
-    auto other = llvm::find_if(trace.functions, [&](const Trace::Function &f) {
-      return f.name == k.function->getName();
-    });
-    if (other == trace.functions.end() || other->digests != k.digests)
-      return Widening::Differs;
-  }
+  // Each kept function with a cycle and its function in `trace`.
+  SmallVector<std::pair<Kept *, const Trace::Function *>> pairs;
   for (Kept &k : kept) {
     if (!k.hasCycle)
       continue;
     auto other = llvm::find_if(trace.functions, [&](const Trace::Function &f) {
-      return f.name == k.function->getName();
+      return f.name == k.traced.name;
     });
+    if (other == trace.functions.end() || other->digests != k.traced.digests)
+      return Widening::Differs;
+    pairs.emplace_back(&k, &*other);
+  }
+  bool widened = false;
+  for (auto [keptFunction, other] : pairs) {
+    Kept &k = *keptFunction;
     if (other->limits.size() != k.lowLimits.size())
       continue;
     // Each half of the limits (pressureLimits()) grows on its own:
@@ -649,12 +655,8 @@ std::optional<SmallString<0>> CodegenCut::run(Point from, Point to,
   // cycle, at the cut.
   DigestMachineFunctions::Digests digests;
   auto sink = [&](MachineFunction &mf) {
-    if (!hasCycle(mf))
-      return true;
-    std::vector<Digest> own = std::move(digests[&mf.getFunction()]);
-    own.push_back(digest(mf));
-    trace->functions.push_back(
-        {mf.getName().str(), pressureLimits(mf), std::move(own)});
+    if (hasCycle(mf))
+      trace->functions.push_back(traceAtCut(mf, digests));
     return true;
   };
   std::array<Pass *, 3> at = {nullptr, nullptr, nullptr};

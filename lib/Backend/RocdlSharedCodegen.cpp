@@ -353,6 +353,12 @@ bool probeLimits(CutState &state, const RocdlSharing &sharing) {
 
 enum class Faithful { Yes, No, Pending };
 
+/// What isFaithful records for continuations on `target` from the cut, or
+/// from before the first pass that reads the pressure limits (`early`).
+std::string checkKey(const std::string &target, bool early) {
+  return early ? target + "\nearly" : target;
+}
+
 /// Whether a continuation of `state` with the kept variant's own hints, from
 /// the cut or from before the first pass that reads the pressure limits
 /// (`early`), gives its ISA: once per target and point in the process,
@@ -362,7 +368,7 @@ enum class Faithful { Yes, No, Pending };
 /// thread checks, or where this state cannot (kept after the check was
 /// first needed).
 Faithful isFaithful(CutState &state, bool early) {
-  std::string key = early ? state.target + "\nearly" : state.target;
+  std::string key = checkKey(state.target, early);
   if (std::optional<bool> known = pool().isTargetFaithful(key))
     return *known ? Faithful::Yes : Faithful::No;
   if (state.keptIsa.empty() || !pool().claimCheck(key))
@@ -421,8 +427,8 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
     diagnosed = true;
     return std::nullopt;
   }
-  if (pool().isTargetFaithful(state->target) &&
-      pool().isTargetFaithful(state->target + "\nearly")) {
+  if (pool().isTargetFaithful(checkKey(state->target, /*early=*/false)) &&
+      pool().isTargetFaithful(checkKey(state->target, /*early=*/true))) {
     state->keptHints.clear();
     state->keptIsa.clear();
   }
@@ -515,7 +521,8 @@ codegenSharingRocdl(const RocdlSharing &sharing,
     return result;
   }
   const std::string &target = machine->getKey();
-  std::optional<bool> faithful = pool().isTargetFaithful(target);
+  std::optional<bool> faithful =
+      pool().isTargetFaithful(checkKey(target, /*early=*/false));
   if (faithful && !*faithful) {
     pool().refuse(sharing.optimized);
     return result;
@@ -534,7 +541,7 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   state->unhinted = sharing.hints.empty();
   state->target = target;
   // For the checks of its target still to be made (isFaithful).
-  if (!faithful || !pool().isTargetFaithful(target + "\nearly")) {
+  if (!faithful || !pool().isTargetFaithful(checkKey(target, /*early=*/true))) {
     state->keptHints = sharing.hints;
     state->keptIsa = result.isa;
   }
