@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fly/Backend/VariantQueue.h"
 #include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
 #include "fly/Executor/Executor.h"
@@ -342,6 +343,42 @@ TEST_F(ExecutePlanTest, ACancelMidwaySkipsWhatHadNotStarted) {
     EXPECT_EQ((*results)[k].error, "skipped: cancelled before it started");
   }
   EXPECT_EQ(counts.pipelines.load(), 1);
+}
+
+TEST_F(ExecutePlanTest, TheIsolatedExecutorSaysWhatIsLeftOfTheSweep) {
+  // What the backend reads to decide whether to keep anything for later
+  // variants (VariantQueue.h): one variant at a time, in order.
+  ASSERT_TRUE(module);
+  FailureOr<ReplayPlan> replayPlan = plan("O=1;O=2;O=3");
+  ASSERT_TRUE(succeeded(replayPlan));
+  ExecutorOptions one;
+  one.jobs = 1;
+  std::vector<std::optional<VariantQueueCounts>> seen;
+  std::function<LogicalResult(OpPassManager &, ModuleOp)> recording =
+      [&](OpPassManager &pipeline, ModuleOp container) {
+        seen.push_back(getCurrentVariantQueue());
+        return plainRunner(pipeline, container);
+      };
+  for (ExecutorKind kind : {ExecutorKind::Isolated, ExecutorKind::Batch}) {
+    seen.clear();
+    std::unique_ptr<ReplayExecutor> executor = createReplayExecutor(kind, one);
+    ReplayWork work{*module, *replayPlan, recording, false};
+    FailureOr<std::vector<VariantResult>> results =
+        executePlan(*executor, work, replayPlan->all(), {});
+    ASSERT_TRUE(succeeded(results));
+    ASSERT_EQ(seen.size(), 3u);
+    for (size_t k = 0; k < 3; ++k) {
+      if (kind == ExecutorKind::Batch) {
+        // Its variants compile on the context's threads: not known there.
+        EXPECT_FALSE(seen[k]);
+        continue;
+      }
+      ASSERT_TRUE(seen[k]) << "variant " << k;
+      EXPECT_EQ(seen[k]->notStarted, 2 - k) << "variant " << k;
+      EXPECT_EQ(seen[k]->running, 1u) << "variant " << k;
+    }
+  }
+  EXPECT_FALSE(getCurrentVariantQueue());
 }
 
 TEST_F(ExecutePlanTest, AResultCompiledElsewhereIsSettledAsTheOthers) {

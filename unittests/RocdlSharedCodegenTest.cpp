@@ -9,6 +9,7 @@
 #include "fly/Backend/RocdlSharedCodegen.h"
 #include "Backend/CompileObserved.h"
 #include "ModuleIsa.h"
+#include "fly/Backend/VariantQueue.h"
 #include "fly/Compiler/Registration.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -127,7 +128,20 @@ protected:
             after.refusedVariants - before.refusedVariants,
             after.probes - before.probes,
             after.widenedProbes - before.widenedProbes,
-            after.continuedEarly - before.continuedEarly};
+            after.continuedEarly - before.continuedEarly,
+            after.notKept - before.notKept};
+  }
+
+  /// compileBothWays() as one variant of a sweep with `notStarted` variants
+  /// still to start and `running` running beside it.
+  RocdlSharedCodegenStats compileInSweep(const std::string &gpuModule,
+                                         StringRef sets, size_t notStarted,
+                                         size_t running) {
+    VariantQueue queue;
+    queue.notStarted = notStarted + 1;
+    queue.running = running;
+    ScopedVariantQueue started(queue);
+    return compileBothWays(gpuModule, sets);
   }
 
   DialectRegistry registry;
@@ -146,6 +160,40 @@ TEST_F(RocdlSharedCodegenTest, RegisterHintsContinueOneCut) {
   EXPECT_EQ(stats.continued, 5u);
   EXPECT_EQ(stats.refusedModules, 0u);
   EXPECT_EQ(stats.refusedVariants, 0u);
+}
+
+TEST_F(RocdlSharedCodegenTest, KeepsNothingWhereNoVariantIsToCome) {
+  // The last variants of a sweep, running side by side: nothing of theirs
+  // would be continued.
+  RocdlSharedCodegenStats stats =
+      compileInSweep(make(kStraightKernel, "gfx942", "211.25"),
+                     "waves_per_eu=2;maxnreg=64", /*notStarted=*/0,
+                     /*running=*/3);
+  EXPECT_EQ(stats.cuts, 0u);
+  EXPECT_EQ(stats.continued, 0u);
+  EXPECT_EQ(stats.notKept, 2u);
+}
+
+TEST_F(RocdlSharedCodegenTest, KeepsForAVariantToCome) {
+  RocdlSharedCodegenStats stats =
+      compileInSweep(make(kStraightKernel, "gfx942", "212.25"),
+                     "waves_per_eu=2;maxnreg=64", /*notStarted=*/1,
+                     /*running=*/3);
+  EXPECT_EQ(stats.cuts, 1u);
+  EXPECT_EQ(stats.continued, 1u);
+  EXPECT_EQ(stats.notKept, 0u);
+}
+
+TEST_F(RocdlSharedCodegenTest, AVariantAloneKeepsForTheNextSweep) {
+  // One-variant sweeps in a caller's loop: the first keeps, the next
+  // continues.
+  RocdlSharedCodegenStats stats =
+      compileInSweep(make(kStraightKernel, "gfx942", "213.25"),
+                     "waves_per_eu=2;maxnreg=64", /*notStarted=*/0,
+                     /*running=*/0);
+  EXPECT_EQ(stats.cuts, 1u);
+  EXPECT_EQ(stats.continued, 1u);
+  EXPECT_EQ(stats.notKept, 0u);
 }
 
 TEST_F(RocdlSharedCodegenTest, LoopWithLimitsAboveTheCutsContinuesEarly) {

@@ -5,6 +5,7 @@
 #include "Support/Environment.h"
 #include "fly/Backend/CodegenCut.h"
 #include "fly/Backend/TargetMachinePool.h"
+#include "fly/Backend/VariantQueue.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/IR/DiagnosticHandler.h"
@@ -245,6 +246,33 @@ public:
     std::lock_guard<std::mutex> lock(mutex);
     return !faithful.count(target) && checking.insert(target).second;
   }
+  /// Whether a whole compile of `optimized` is worth keeping, by what is
+  /// left of its sweep (`queue`; nullopt: not known, kept): where more of
+  /// its variants are still to start than there are idle states of it and
+  /// compiles keeping one, or where there are none of either and it compiles
+  /// alone (a caller's loop of one-variant sweeps continues from it in its
+  /// next sweep). Where true, counted as keeping until keepDone.
+  bool claimKeep(const RocdlOptimizedModule *optimized,
+                 std::optional<VariantQueueCounts> queue) {
+    std::lock_guard<std::mutex> lock(mutex);
+    size_t &inFlight = keeping[optimized];
+    size_t states = inFlight + llvm::count_if(idle, [&](const auto &state) {
+                      return state->optimized.get() == optimized;
+                    });
+    bool worth = !queue || queue->notStarted > states ||
+                 (states == 0 && queue->running <= 1);
+    if (worth)
+      ++inFlight;
+    else if (!inFlight)
+      keeping.erase(optimized);
+    return worth;
+  }
+  void keepDone(const RocdlOptimizedModule *optimized) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = keeping.find(optimized);
+    if (it != keeping.end() && --it->second == 0)
+      keeping.erase(it);
+  }
   void refuse(std::shared_ptr<const RocdlOptimizedModule> optimized) {
     std::lock_guard<std::mutex> lock(mutex);
     refusedModules.push_back(std::move(optimized));
@@ -262,6 +290,7 @@ private:
   std::deque<std::shared_ptr<const RocdlOptimizedModule>> refusedModules;
   std::map<std::string, bool> faithful;
   std::set<std::string> checking;
+  std::map<const RocdlOptimizedModule *, size_t> keeping;
   size_t liveBytes = 0;
 };
 
@@ -280,7 +309,8 @@ CutState::~CutState() {
 }
 
 std::atomic<uint64_t> cuts{0}, continued{0}, refusedModules{0},
-    refusedVariants{0}, probes{0}, widenedProbes{0}, continuedEarly{0};
+    refusedVariants{0}, probes{0}, widenedProbes{0}, continuedEarly{0},
+    notKept{0};
 
 /// Whether a variant with `hints` may be kept: not if it caps the waves per
 /// EU (a continuation's occupancy is the kept one, lowered to its own limit,
@@ -442,7 +472,7 @@ RocdlSharedCodegenStats getRocdlSharedCodegenStats() {
   return {cuts.load(),           continued.load(),
           refusedModules.load(), refusedVariants.load(),
           probes.load(),         widenedProbes.load(),
-          continuedEarly.load()};
+          continuedEarly.load(), notKept.load()};
 }
 
 RocdlSharedCodegenMode getRocdlSharedCodegenMode() {
@@ -498,6 +528,14 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   }
   if (!mayKeep(sharing.hints))
     return std::nullopt;
+  // Keeping costs 5-10 % of the compile and its memory stays: only for
+  // variants to come.
+  const RocdlOptimizedModule *optimized = sharing.optimized.get();
+  if (!pool().claimKeep(optimized, getCurrentVariantQueue())) {
+    ++notKept;
+    return std::nullopt;
+  }
+  llvm::scope_exit claimed([&] { pool().keepDone(optimized); });
 
   // Compiled whole, the machine functions kept at the cut.
   bool seen = false;

@@ -2,6 +2,7 @@
 
 #include "Executor/FreeMemoryReleaser.h"
 #include "Support/FatalErrors.h"
+#include "fly/Backend/VariantQueue.h"
 #include "fly/Executor/Executor.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -166,9 +167,13 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   }
 
   FreeMemoryReleaser &releaser = getFreeMemoryReleaser();
+  // What the backend keeps for this sweep's later variants (VariantQueue.h).
+  VariantQueue queue;
+  queue.notStarted = entries.size();
   for (unsigned e : entries) {
     releaser.variantQueued();
     pool.async([&, e] {
+      ScopedVariantQueue started(queue);
       // Only after a replay that returned: a crashed one's heap is not
       // walked by a trim.
       bool returned = false;

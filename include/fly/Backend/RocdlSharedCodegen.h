@@ -5,7 +5,10 @@
 // first in amdgpu-prepare-agpr-alloc (bench/ROCDL-SHARE.md, section 3). So a
 // variant that finds no kept state of its shared module compiles whole and
 // keeps its machine functions as they are before that pass (CodegenCut.h);
-// its module, context and machine become the kept state. A later variant
+// its module, context and machine become the kept state. It keeps only where
+// more variants of its sweep are still to start than states of that module
+// exist, or where it compiles alone and none exists (VariantQueue.h): a sweep
+// of no more variants than threads keeps nothing. A later variant
 // takes an idle state and continues from copies of those machine functions
 // with its own hints: instruction selection and the machine SSA
 // optimisations run once per state instead of once per variant. A state is
@@ -78,6 +81,9 @@ struct RocdlSharedCodegenStats {
   /// Of `continued`, those continued from before the first pass that reads
   /// the pressure limits (the state served other limits).
   uint64_t continuedEarly = 0;
+  /// Whole compiles that kept nothing: no later variant of their sweep
+  /// needed another state (VariantQueue.h).
+  uint64_t notKept = 0;
 };
 RocdlSharedCodegenStats getRocdlSharedCodegenStats();
 

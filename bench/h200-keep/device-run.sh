@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# What bench/h200-keep ran on the 16-core node: two wheels side by side, the
+# change's (.carry/fly.tar.zst, "new") and the one before it (.carry/
+# old.patch.zst, a `zstd --patch-from` delta against the new tar, "old"), on
+# the four GEMMs of h200-cut/device-run.sh, plus whole compiles of the new one
+# (FLY_ROCDL_CODEGEN_CUT=0).
+#   bench/h200-keep/device-run.sh OUT
+# pairs: bench/env_pairs.py at P=16, N=16 and 64, 3 repetitions; config:
+# scaling.py's config-space workload, the three modes in turn, twice, the
+# order reversed the second time.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+out=$1
+mkdir -p "$out" /tmp/fly /tmp/fly-old
+unzstd() { LD_LIBRARY_PATH="$repo/.carry/zstd" "$repo/.carry/zstd/zstd" -q -d --long=31 "$@"; }
+if [ ! -x /tmp/fly-old/fly_snapshot/bin/fly-tune ]; then
+  rm -rf /tmp/fly/fly_snapshot
+  unzstd -c "$repo/.carry/fly.tar.zst" > /tmp/new.tar
+  tar xf /tmp/new.tar -C /tmp/fly
+  unzstd --patch-from=/tmp/new.tar "$repo/.carry/old.patch.zst" -o /tmp/old.tar -f
+  tar xf /tmp/old.tar -C /tmp/fly-old
+fi
+new=/tmp/fly/fly_snapshot/bin/fly-tune old=/tmp/fly-old/fly_snapshot/bin/fly-tune
+timeout 300 "$repo/bench/h200-cut/device-run.sh" pairs "$out/pairs" --N 16,64 \
+  --reps 3 --mode old: --tool "old=$old" > "$out/pairs.log" 2>&1 || echo "pairs: rc $?"
+for rep in 1 2; do
+  modes="whole old new"; [ $rep = 2 ] && modes="new old whole"
+  for mode in $modes; do
+    tune=$new cut=1
+    [ "$mode" = old ] && tune=$old
+    [ "$mode" = whole ] && cut=0
+    env FLY_ROCDL_CODEGEN_CUT=$cut timeout 100 python3 "$repo/bench/scaling.py" \
+      --fly-tune "$tune" --rocm-toolkit /tmp/fly/fly_snapshot/rocm-toolkit \
+      --targets rocdl --workloads config --P 16 --N 16 --reps 1 --budget-s 60 \
+      --work /tmp/fly/config --out "$out/config-$mode-$rep" \
+      > "$out/config-$mode-$rep.log" 2>&1 || echo "config $mode: rc $?"
+  done
+done

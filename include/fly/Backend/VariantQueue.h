@@ -1,0 +1,56 @@
+//===- VariantQueue.h - What is left of the calling thread's sweep -*- C++
+//-*-===//
+//
+// What a backend keeps from one variant's compile for later ones (the machine
+// functions of RocdlSharedCodegen.h) costs time and memory in that compile,
+// and pays only where later variants of the same sweep are still to start.
+// An executor that runs a sweep's variants on a pool publishes how many have
+// not started and how many are running, for the duration of each variant's
+// replay on its thread; the backend reads it where it decides what to keep.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_BACKEND_VARIANTQUEUE_H
+#define FLY_BACKEND_VARIANTQUEUE_H
+
+#include <atomic>
+#include <cstddef>
+#include <optional>
+
+namespace fly {
+
+/// One sweep's variants, counted by the executor that runs them.
+struct VariantQueue {
+  std::atomic<size_t> notStarted{0};
+  std::atomic<size_t> running{0};
+};
+
+/// What VariantQueue said when read.
+struct VariantQueueCounts {
+  size_t notStarted = 0;
+  /// The calling thread's variant included.
+  size_t running = 0;
+};
+
+/// Publishes `queue` to the calling thread's replay while it lives, and
+/// counts that variant as running (not as waiting any more).
+class ScopedVariantQueue {
+public:
+  explicit ScopedVariantQueue(VariantQueue &queue);
+  ~ScopedVariantQueue();
+  ScopedVariantQueue(const ScopedVariantQueue &) = delete;
+  ScopedVariantQueue &operator=(const ScopedVariantQueue &) = delete;
+
+private:
+  VariantQueue &queue;
+  VariantQueue *outer;
+};
+
+/// The counts of the sweep whose variant the calling thread replays; nullopt
+/// where no executor said (a replay of its own, the batch executor's
+/// threads).
+std::optional<VariantQueueCounts> getCurrentVariantQueue();
+
+} // namespace fly
+
+#endif // FLY_BACKEND_VARIANTQUEUE_H
