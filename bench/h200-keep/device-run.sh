@@ -3,7 +3,7 @@
 # change's (.carry/fly.tar.zst, "new") and the one before it (.carry/
 # old.patch.zst, a `zstd --patch-from` delta against the new tar, "old"), on
 # the four GEMMs of h200-cut/device-run.sh, plus whole compiles of the new one
-# (FLY_ROCDL_CODEGEN_CUT=0).
+# (FLY_ROCDL_CODEGEN_CUT=0) and the new one with --executor=process.
 #   bench/h200-keep/device-run.sh OUT
 # pairs: bench/env_pairs.py at P=16, N=16 and 64, 3 repetitions; config:
 # scaling.py's config-space workload, the three modes in turn, twice, the
@@ -21,8 +21,14 @@ if [ ! -x /tmp/fly-old/fly_snapshot/bin/fly-tune ]; then
   tar xf /tmp/old.tar -C /tmp/fly-old
 fi
 new=/tmp/fly/fly_snapshot/bin/fly-tune old=/tmp/fly-old/fly_snapshot/bin/fly-tune
-timeout 300 "$repo/bench/h200-cut/device-run.sh" pairs "$out/pairs" --N 16,64 \
-  --reps 3 --mode old: --tool "old=$old" > "$out/pairs.log" 2>&1 || echo "pairs: rc $?"
+# The new wheel with one child process per shard of variants instead of
+# threads: whether 16 processes beat 16 threads of one.
+proc=/tmp/fly/fly-tune-process
+printf '#!/bin/sh\nexec %s --executor=process "$@"\n' "$new" > "$proc"
+chmod +x "$proc"
+timeout 330 "$repo/bench/h200-cut/device-run.sh" pairs "$out/pairs" --N 16,64 \
+  --reps 3 --mode old: --tool "old=$old" --mode process: --tool "process=$proc" \
+  > "$out/pairs.log" 2>&1 || echo "pairs: rc $?"
 for rep in 1 2; do
   modes="whole old new"; [ $rep = 2 ] && modes="new old whole"
   for mode in $modes; do
