@@ -1,5 +1,4 @@
-//===- VariantQueue.h - What is left of the calling thread's sweep -*- C++
-//-*-===//
+//===- VariantQueue.h - What is left of a thread's sweep --------*- C++ -*-===//
 //
 // What a backend keeps from one variant's compile for later ones (the machine
 // functions of RocdlSharedCodegen.h) costs time and memory in that compile,
