@@ -4,13 +4,13 @@
 # old.patch.zst, a `zstd --patch-from` delta against the new tar, "old"), on
 # the four GEMMs of h200-cut/device-run.sh, plus whole compiles of the new one
 # (FLY_ROCDL_CODEGEN_CUT=0) and the new one with --executor=process.
-#   bench/h200-keep/device-run.sh OUT
-# pairs: bench/env_pairs.py at P=16, N=16 and 64, 3 repetitions; config:
-# scaling.py's config-space workload, the three modes in turn, twice, the
-# order reversed the second time.
+#   bench/h200-keep/device-run.sh OUT [PAIR_REPS [CONFIG_REPS]]
+# pairs: bench/env_pairs.py at P=16, N=16 and 64, PAIR_REPS repetitions
+# (default 3); config: scaling.py's config-space workload, the three modes in
+# turn, CONFIG_REPS times (default 2), the order reversed every other time.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-out=$1
+out=$1 pair_reps=${2:-3} config_reps=${3:-2}
 mkdir -p "$out" /tmp/fly /tmp/fly-old
 unzstd() { LD_LIBRARY_PATH="$repo/.carry/zstd" "$repo/.carry/zstd/zstd" -q -d --long=31 "$@"; }
 if [ ! -x /tmp/fly-old/fly_snapshot/bin/fly-tune ]; then
@@ -27,10 +27,10 @@ proc=/tmp/fly/fly-tune-process
 printf '#!/bin/sh\nexec %s --executor=process "$@"\n' "$new" > "$proc"
 chmod +x "$proc"
 timeout 330 "$repo/bench/h200-cut/device-run.sh" pairs "$out/pairs" --N 16,64 \
-  --reps 3 --mode old: --tool "old=$old" --mode process: --tool "process=$proc" \
+  --reps "$pair_reps" --mode old: --tool "old=$old" --mode process: --tool "process=$proc" \
   > "$out/pairs.log" 2>&1 || echo "pairs: rc $?"
-for rep in 1 2; do
-  modes="whole old new"; [ $rep = 2 ] && modes="new old whole"
+for rep in $(seq "$config_reps"); do
+  modes="whole old new"; [ $((rep % 2)) = 0 ] && modes="new old whole"
   for mode in $modes; do
     tune=$new cut=1
     [ "$mode" = old ] && tune=$old
