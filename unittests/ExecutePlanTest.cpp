@@ -142,18 +142,23 @@ protected:
     module = parseSourceString<ModuleOp>(kModule, &context);
   }
 
+  /// With `reuseIsa`, objects (format=bin), so that the ISA is shared.
   FailureOr<ReplayPlan> plan(llvm::StringRef sets,
-                             std::vector<unsigned> labels = {}) {
+                             std::vector<unsigned> labels = {},
+                             bool reuseIsa = false) {
     llvm::Expected<std::vector<HintSet>> hintSets = parseHintSets(sets);
     EXPECT_TRUE(bool(hintSets));
     if (!hintSets)
       return failure();
-    FailureOr<BinaryPassOptions> binaryPass = parseBinaryPass(
-        "gpu-module-to-binary{format=isa}", UnknownLoc::get(&context));
+    FailureOr<BinaryPassOptions> binaryPass =
+        parseBinaryPass(reuseIsa ? "gpu-module-to-binary{format=bin}"
+                                 : "gpu-module-to-binary{format=isa}",
+                        UnknownLoc::get(&context));
     if (failed(binaryPass))
       return failure();
     ReplayPlanOptions options;
     options.labels = std::move(labels);
+    options.reuseIsa = reuseIsa;
     return buildReplayPlan(*module, *binaryPass, *hintSets, options);
   }
 
@@ -347,10 +352,9 @@ TEST_F(ExecutePlanTest, ACancelMidwaySkipsWhatHadNotStarted) {
 
 TEST_F(ExecutePlanTest, TheIsolatedExecutorSaysWhatIsLeftOfTheSweep) {
   // What the backend reads to decide whether to keep anything for later
-  // variants (VariantQueue.h): one variant at a time, in order.
+  // compiles (VariantQueue.h): one variant at a time, in order, or with
+  // reuse-isa, one ISA compile at a time (a stage before the variants').
   ASSERT_TRUE(module);
-  FailureOr<ReplayPlan> replayPlan = plan("O=1;O=2;O=3");
-  ASSERT_TRUE(succeeded(replayPlan));
   ExecutorOptions one;
   one.jobs = 1;
   std::vector<std::optional<VariantQueueCounts>> seen;
@@ -359,23 +363,31 @@ TEST_F(ExecutePlanTest, TheIsolatedExecutorSaysWhatIsLeftOfTheSweep) {
         seen.push_back(getCurrentVariantQueue());
         return plainRunner(pipeline, container);
       };
-  for (ExecutorKind kind : {ExecutorKind::Isolated, ExecutorKind::Batch}) {
-    seen.clear();
-    std::unique_ptr<ReplayExecutor> executor = createReplayExecutor(kind, one);
-    ReplayWork work{*module, *replayPlan, recording, false};
-    FailureOr<std::vector<VariantResult>> results =
-        executePlan(*executor, work, replayPlan->all(), {});
-    ASSERT_TRUE(succeeded(results));
-    ASSERT_EQ(seen.size(), 3u);
-    for (size_t k = 0; k < 3; ++k) {
-      if (kind == ExecutorKind::Batch) {
-        // Its variants compile on the context's threads: not known there.
-        EXPECT_FALSE(seen[k]);
-        continue;
+  for (bool reuseIsa : {false, true}) {
+    FailureOr<ReplayPlan> replayPlan =
+        plan("maxnreg=64;maxnreg=96;maxnreg=128", {}, reuseIsa);
+    ASSERT_TRUE(succeeded(replayPlan));
+    for (ExecutorKind kind : {ExecutorKind::Isolated, ExecutorKind::Batch}) {
+      seen.clear();
+      std::unique_ptr<ReplayExecutor> executor =
+          createReplayExecutor(kind, one);
+      ReplayWork work{*module, *replayPlan, recording, false};
+      FailureOr<std::vector<VariantResult>> results =
+          executePlan(*executor, work, replayPlan->all(), {});
+      ASSERT_TRUE(succeeded(results));
+      ASSERT_EQ(seen.size(), reuseIsa ? 6u : 3u);
+      for (size_t k = 0; k < seen.size(); ++k) {
+        SCOPED_TRACE("reuse-isa " + std::to_string(reuseIsa) + ", call " +
+                     std::to_string(k));
+        if (kind == ExecutorKind::Batch) {
+          // Its variants compile on the context's threads: not known there.
+          EXPECT_FALSE(seen[k]);
+          continue;
+        }
+        ASSERT_TRUE(seen[k]);
+        EXPECT_EQ(seen[k]->notStarted, 2 - k % 3);
+        EXPECT_EQ(seen[k]->running, 1u);
       }
-      ASSERT_TRUE(seen[k]) << "variant " << k;
-      EXPECT_EQ(seen[k]->notStarted, 2 - k) << "variant " << k;
-      EXPECT_EQ(seen[k]->running, 1u) << "variant " << k;
     }
   }
   EXPECT_FALSE(getCurrentVariantQueue());

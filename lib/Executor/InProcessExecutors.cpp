@@ -140,8 +140,12 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
           }))
         producers.push_back(e);
     }
+    // What the backend keeps for the later ISA compiles (VariantQueue.h).
+    VariantQueue queue;
+    queue.notStarted = producers.size();
     for (unsigned e : producers) {
       pool.async([&, e] {
+        ScopedVariantQueue started(queue);
         if (work.mayStart && !work.mayStart())
           return;
         LogicalResult prepared = failure();
@@ -167,7 +171,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   }
 
   FreeMemoryReleaser &releaser = getFreeMemoryReleaser();
-  // What the backend keeps for this sweep's later variants (VariantQueue.h).
+  // Where a variant has no shared ISA, it compiles one here.
   VariantQueue queue;
   queue.notStarted = entries.size();
   for (unsigned e : entries) {
