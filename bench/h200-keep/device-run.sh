@@ -4,13 +4,14 @@
 # old.patch.zst, a `zstd --patch-from` delta against the new tar, "old"), on
 # the four GEMMs of h200-cut/device-run.sh, plus whole compiles of the new one
 # (FLY_ROCDL_CODEGEN_CUT=0) and the new one with --executor=process.
-#   bench/h200-keep/device-run.sh OUT [PAIR_REPS [CONFIG_REPS]]
+#   bench/h200-keep/device-run.sh OUT [PAIR_REPS [CONFIG_REPS [PROCESS]]]
 # pairs: bench/env_pairs.py at P=16, N=16 and 64, PAIR_REPS repetitions
 # (default 3); config: scaling.py's config-space workload, the three modes in
 # turn, CONFIG_REPS times (default 2), the order reversed every other time.
+# PROCESS=0 leaves the --executor=process mode out of the pairs.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-out=$1 pair_reps=${2:-3} config_reps=${3:-2}
+out=$1 pair_reps=${2:-3} config_reps=${3:-2} with_process=${4:-1}
 mkdir -p "$out" /tmp/fly /tmp/fly-old
 unzstd() { LD_LIBRARY_PATH="$repo/.carry/zstd" "$repo/.carry/zstd/zstd" -q -d --long=31 "$@"; }
 if [ ! -x /tmp/fly-old/fly_snapshot/bin/fly-tune ]; then
@@ -26,8 +27,10 @@ new=/tmp/fly/fly_snapshot/bin/fly-tune old=/tmp/fly-old/fly_snapshot/bin/fly-tun
 proc=/tmp/fly/fly-tune-process
 printf '#!/bin/sh\nexec %s --executor=process "$@"\n' "$new" > "$proc"
 chmod +x "$proc"
+process=(--mode process: --tool "process=$proc")
+[ "$with_process" = 0 ] && process=()
 timeout 330 "$repo/bench/h200-cut/device-run.sh" pairs "$out/pairs" --N 16,64 \
-  --reps "$pair_reps" --mode old: --tool "old=$old" --mode process: --tool "process=$proc" \
+  --reps "$pair_reps" --mode old: --tool "old=$old" "${process[@]}" \
   > "$out/pairs.log" 2>&1 || echo "pairs: rc $?"
 for rep in $(seq "$config_reps"); do
   modes="whole old new"; [ $((rep % 2)) = 0 ] && modes="new old whole"
