@@ -13,6 +13,7 @@
 #include "fly/Compiler/SplitCompiler.h"
 #include "fly/Executor/Executor.h"
 #include "fly/Executor/SlurmExecutor.h"
+#include "fly/Executor/WorkDir.h"
 #include "fly/Replay/ReplayPlan.h"
 #include "fly/Support/InstallLocation.h"
 #include "fly/Transforms/Passes.h"
@@ -389,6 +390,35 @@ TEST_F(ExecutePlanTest, TheIsolatedExecutorSaysWhatIsLeftOfTheSweep) {
         EXPECT_EQ(seen[k]->running, 1u);
       }
     }
+  }
+  EXPECT_FALSE(getCurrentVariantQueue());
+}
+
+TEST_F(ExecutePlanTest, AChildSaysWhatIsLeftOfItsShard) {
+  // fly-tune --run-plan with --jobs=1, as the process executor starts it.
+  ASSERT_TRUE(module);
+  FailureOr<ReplayPlan> replayPlan =
+      plan("maxnreg=64;maxnreg=96;maxnreg=128", {}, /*reuseIsa=*/true);
+  ASSERT_TRUE(succeeded(replayPlan));
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("fly-queue-test", dir));
+  ASSERT_FALSE(bool(writeReplayWorkDir(dir, *module, *replayPlan)));
+  std::vector<std::optional<VariantQueueCounts>> seen;
+  std::function<LogicalResult(OpPassManager &, ModuleOp)> recording =
+      [&](OpPassManager &pipeline, ModuleOp container) {
+        seen.push_back(getCurrentVariantQueue());
+        return plainRunner(pipeline, container);
+      };
+  EXPECT_TRUE(succeeded(
+      replayWorkDirEntries(dir, "0,2", context, /*jobs=*/1, recording)));
+  llvm::sys::fs::remove_directories(dir);
+  // Each entry compiles its ISA, then assembles it.
+  ASSERT_EQ(seen.size(), 4u);
+  for (size_t k = 0; k < seen.size(); ++k) {
+    SCOPED_TRACE("call " + std::to_string(k));
+    ASSERT_TRUE(seen[k]);
+    EXPECT_EQ(seen[k]->notStarted, 1 - k / 2);
+    EXPECT_EQ(seen[k]->running, 1u);
   }
   EXPECT_FALSE(getCurrentVariantQueue());
 }

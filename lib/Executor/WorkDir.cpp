@@ -3,6 +3,7 @@
 #include "fly/Executor/WorkDir.h"
 
 #include "Support/Environment.h"
+#include "fly/Backend/VariantQueue.h"
 #include "fly/Cache/VariantCodec.h"
 #include "fly/Snapshot/Snapshot.h"
 #include "fly/Support/BoundedJSON.h"
@@ -190,9 +191,16 @@ LogicalResult replayWorkDirEntries(StringRef dir, StringRef entryList,
   // Shared ISA compiled for one entry serves the later ones of its group.
   options.sharedIsa = std::make_shared<SharedIsaTable>();
   size_t chunk = jobs <= 1 ? 1 : 4 * size_t(jobs);
+  // One at a time on this thread: what is left of the shard is known here
+  // (VariantQueue.h), not on the context's threads.
+  VariantQueue queue;
+  queue.notStarted = entries->size();
   for (size_t begin = 0; begin < entries->size(); begin += chunk) {
     ArrayRef<unsigned> part = ArrayRef<unsigned>(*entries).slice(
         begin, std::min(chunk, entries->size() - begin));
+    std::optional<ScopedVariantQueue> started;
+    if (chunk == 1)
+      started.emplace(queue);
     // Each result is written the moment its variant is done: the parent
     // streams them, and a crash loses only the variants in flight.
     std::string writeError;
