@@ -3,9 +3,10 @@
 // What a backend keeps from one variant's compile for later ones (the machine
 // functions of RocdlSharedCodegen.h) costs time and memory in that compile,
 // and pays only where later variants of the same sweep are still to start.
-// An executor that runs a sweep's variants on a pool publishes how many have
-// not started and how many are running, for the duration of each variant's
-// replay on its thread; the backend reads it where it decides what to keep.
+// An executor that runs a sweep's variants on a pool (the isolated one, a
+// process executor's child) publishes how many have not started and how many
+// are running, for the duration of each variant's replay on its thread; the
+// backend reads it where it decides what to keep.
 //
 //===----------------------------------------------------------------------===//
 
