@@ -172,6 +172,15 @@ protected:
         return pm.run(container);
       };
 
+  /// plainRunner, noting what VariantQueue says at each replay into `seen`.
+  std::function<LogicalResult(OpPassManager &, ModuleOp)>
+  recordingQueues(std::vector<std::optional<VariantQueueCounts>> &seen) {
+    return [this, &seen](OpPassManager &pipeline, ModuleOp container) {
+      seen.push_back(getCurrentVariantQueue());
+      return plainRunner(pipeline, container);
+    };
+  }
+
   /// The executors this machine can run: batch, isolated, process (with a
   /// fly-tune beside this test) and slurm (with a test cluster named by
   /// FLY_TEST_SLURM_CONF, as for test/Slurm).
@@ -359,11 +368,7 @@ TEST_F(ExecutePlanTest, TheIsolatedExecutorSaysWhatIsLeftOfTheSweep) {
   ExecutorOptions one;
   one.jobs = 1;
   std::vector<std::optional<VariantQueueCounts>> seen;
-  std::function<LogicalResult(OpPassManager &, ModuleOp)> recording =
-      [&](OpPassManager &pipeline, ModuleOp container) {
-        seen.push_back(getCurrentVariantQueue());
-        return plainRunner(pipeline, container);
-      };
+  auto recording = recordingQueues(seen);
   for (bool reuseIsa : {false, true}) {
     FailureOr<ReplayPlan> replayPlan =
         plan("maxnreg=64;maxnreg=96;maxnreg=128", {}, reuseIsa);
@@ -404,11 +409,7 @@ TEST_F(ExecutePlanTest, AChildSaysWhatIsLeftOfItsShard) {
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("fly-queue-test", dir));
   ASSERT_FALSE(bool(writeReplayWorkDir(dir, *module, *replayPlan)));
   std::vector<std::optional<VariantQueueCounts>> seen;
-  std::function<LogicalResult(OpPassManager &, ModuleOp)> recording =
-      [&](OpPassManager &pipeline, ModuleOp container) {
-        seen.push_back(getCurrentVariantQueue());
-        return plainRunner(pipeline, container);
-      };
+  auto recording = recordingQueues(seen);
   EXPECT_TRUE(succeeded(
       replayWorkDirEntries(dir, "0,2", context, /*jobs=*/1, recording)));
   llvm::sys::fs::remove_directories(dir);

@@ -137,8 +137,7 @@ protected:
   RocdlSharedCodegenStats compileInSweep(const std::string &gpuModule,
                                          StringRef sets, size_t notStarted,
                                          size_t running) {
-    VariantQueue queue;
-    queue.notStarted = notStarted + 1;
+    VariantQueue queue(notStarted + 1);
     queue.running = running;
     ScopedVariantQueue started(queue);
     return compileBothWays(gpuModule, sets);

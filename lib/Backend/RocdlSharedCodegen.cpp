@@ -255,16 +255,15 @@ public:
   bool claimKeep(const RocdlOptimizedModule *optimized,
                  std::optional<VariantQueueCounts> queue) {
     std::lock_guard<std::mutex> lock(mutex);
-    size_t &inFlight = keeping[optimized];
-    size_t states = inFlight + llvm::count_if(idle, [&](const auto &state) {
+    auto inFlight = keeping.find(optimized);
+    size_t states = (inFlight == keeping.end() ? 0 : inFlight->second) +
+                    llvm::count_if(idle, [&](const auto &state) {
                       return state->optimized.get() == optimized;
                     });
     bool worth = !queue || queue->notStarted > states ||
                  (states == 0 && queue->running <= 1);
     if (worth)
-      ++inFlight;
-    else if (!inFlight)
-      keeping.erase(optimized);
+      ++keeping[optimized];
     return worth;
   }
   void keepDone(const RocdlOptimizedModule *optimized) {

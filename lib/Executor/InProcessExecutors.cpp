@@ -141,8 +141,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
         producers.push_back(e);
     }
     // What the backend keeps for the later ISA compiles (VariantQueue.h).
-    VariantQueue queue;
-    queue.notStarted = producers.size();
+    VariantQueue queue(producers.size());
     for (unsigned e : producers) {
       pool.async([&, e] {
         ScopedVariantQueue started(queue);
@@ -172,8 +171,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
 
   FreeMemoryReleaser &releaser = getFreeMemoryReleaser();
   // Where a variant has no shared ISA, it compiles one here.
-  VariantQueue queue;
-  queue.notStarted = entries.size();
+  VariantQueue queue(entries.size());
   for (unsigned e : entries) {
     releaser.variantQueued();
     pool.async([&, e] {

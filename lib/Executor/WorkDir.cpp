@@ -193,8 +193,7 @@ LogicalResult replayWorkDirEntries(StringRef dir, StringRef entryList,
   size_t chunk = jobs <= 1 ? 1 : 4 * size_t(jobs);
   // One at a time on this thread: what is left of the shard is known here
   // (VariantQueue.h), not on the context's threads.
-  VariantQueue queue;
-  queue.notStarted = entries->size();
+  VariantQueue queue(entries->size());
   for (size_t begin = 0; begin < entries->size(); begin += chunk) {
     ArrayRef<unsigned> part = ArrayRef<unsigned>(*entries).slice(
         begin, std::min(chunk, entries->size() - begin));

@@ -21,7 +21,8 @@ namespace fly {
 
 /// One sweep's variants, counted by the executor that runs them.
 struct VariantQueue {
-  std::atomic<size_t> notStarted{0};
+  explicit VariantQueue(size_t notStarted) : notStarted(notStarted) {}
+  std::atomic<size_t> notStarted;
   std::atomic<size_t> running{0};
 };
 
