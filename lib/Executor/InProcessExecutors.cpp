@@ -1,6 +1,7 @@
 //===- InProcessExecutors.cpp - Batch and crash-isolated replays ----------===//
 
 #include "Executor/FreeMemoryReleaser.h"
+#include "Executor/SweepScheduler.h"
 #include "Support/FatalErrors.h"
 #include "fly/Backend/VariantQueue.h"
 #include "fly/Executor/Executor.h"
@@ -57,7 +58,8 @@ private:
 
 /// One variant at a time per thread, each under a CrashRecoveryContext.
 /// Concurrent execute calls (the kernels of one sweep) share one pool, so
-/// `jobs` bounds them together and none waits for another's variants.
+/// `jobs` bounds them together and none waits for another's variants; they
+/// take turns on it (SweepScheduler.h).
 class IsolatedExecutor : public ReplayExecutor {
 public:
   explicit IsolatedExecutor(ExecutorOptions options)
@@ -84,6 +86,8 @@ private:
   }
 
   ExecutorOptions options;
+  /// Before the pool: gone only once the pool's threads have ended.
+  SweepScheduler turns;
   std::mutex poolMutex;
   std::unique_ptr<DefaultThreadPool> pool;
 };
@@ -119,12 +123,13 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   const ReplayPlan &plan = work.plan;
   std::atomic<bool> setupFailed{false};
   // Inside a pass (nestInSource) every replay adds its container to the
-  // same module: one at a time then.
+  // same module: one at a time then, on a pool and turns of its own.
+  SweepScheduler aloneTurns;
   std::optional<DefaultThreadPool> alone;
   if (work.nestInSource)
     alone.emplace(hardware_concurrency(1));
   ThreadPoolInterface &threadPool = alone ? *alone : getPool();
-  ThreadPoolTaskGroup pool(threadPool);
+  SweepScheduler &scheduler = alone ? aloneTurns : turns;
   unsigned threads = std::max(1u, threadPool.getMaxConcurrency());
   ReplayOptions one;
   one.maxParallel = 1;
@@ -142,8 +147,9 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
     }
     // What the backend keeps for the later ISA compiles (VariantQueue.h).
     VariantQueue queue(producers.size());
+    std::vector<std::function<void()>> tasks;
     for (unsigned e : producers) {
-      pool.async([&, e] {
+      tasks.push_back([&, e] {
         ScopedVariantQueue started(queue);
         if (work.mayStart && !work.mayStart())
           return;
@@ -164,7 +170,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
           setupFailed = true;
       });
     }
-    pool.wait();
+    scheduler.run(threadPool, std::move(tasks));
     if (setupFailed)
       return failure();
   }
@@ -172,9 +178,10 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   FreeMemoryReleaser &releaser = getFreeMemoryReleaser();
   // Where a variant has no shared ISA, it compiles one here.
   VariantQueue queue(entries.size());
+  std::vector<std::function<void()>> tasks;
   for (unsigned e : entries) {
     releaser.variantQueued();
-    pool.async([&, e] {
+    tasks.push_back([&, e] {
       ScopedVariantQueue started(queue);
       // Only after a replay that returned: a crashed one's heap is not
       // walked by a trim.
@@ -210,7 +217,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
         finished(e, std::move(*replayed));
     });
   }
-  pool.wait();
+  scheduler.run(threadPool, std::move(tasks));
   return failure(setupFailed.load());
 }
 

@@ -1,0 +1,142 @@
+//===- SweepSchedulerTest.cpp - Sweeps take turns on one pool -------------===//
+
+#include "Executor/SweepScheduler.h"
+
+#include "llvm/Support/ThreadPool.h"
+
+#include "gtest/gtest.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+
+using namespace fly;
+
+namespace {
+/// Tasks that say when they started and return only when released, on a
+/// pool of `threads`.
+class SweepSchedulerTest : public ::testing::Test {
+protected:
+  void makePool(unsigned threads) {
+    pool.emplace(llvm::hardware_concurrency(threads));
+  }
+
+  /// A task logging `name`, then held until release(name).
+  std::function<void()> held(std::string name) {
+    return [this, name] {
+      std::unique_lock<std::mutex> lock(mutex);
+      started.push_back(name);
+      changed.notify_all();
+      changed.wait(lock, [&] { return released.count(name) != 0; });
+    };
+  }
+  /// A task logging `name`.
+  std::function<void()> logged(std::string name) {
+    return [this, name] {
+      std::lock_guard<std::mutex> lock(mutex);
+      started.push_back(name);
+      changed.notify_all();
+    };
+  }
+  void release(const std::string &name) {
+    std::lock_guard<std::mutex> lock(mutex);
+    released.insert(name);
+    changed.notify_all();
+  }
+  /// Whether `count` tasks started within a minute (a broken scheduler
+  /// fails here instead of hanging).
+  bool waitForStarted(size_t count) {
+    std::unique_lock<std::mutex> lock(mutex);
+    return changed.wait_for(lock, std::chrono::minutes(1),
+                            [&] { return started.size() >= count; });
+  }
+  /// Whether `count` tasks are queued and not taken, within a minute.
+  bool waitForWaiting(size_t count) {
+    for (int i = 0; i < 60000; ++i) {
+      if (scheduler.getWaitingCount() == count)
+        return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  }
+  /// run(tasks) on a thread of its own, as a kernel's driver calls it.
+  void runOnThread(std::vector<std::function<void()>> tasks) {
+    callers.emplace_back([this, tasks = std::move(tasks)]() mutable {
+      scheduler.run(*pool, std::move(tasks));
+    });
+  }
+  void joinCallers() {
+    for (std::thread &caller : callers)
+      caller.join();
+    callers.clear();
+  }
+
+  SweepScheduler scheduler;
+  std::optional<llvm::DefaultThreadPool> pool;
+  std::vector<std::thread> callers;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::string> started;
+  std::set<std::string> released;
+};
+} // namespace
+
+TEST_F(SweepSchedulerTest, SweepsQueuedTogetherTakeTurns) {
+  makePool(1);
+  runOnThread({held("gate")});
+  ASSERT_TRUE(waitForStarted(1));
+  runOnThread({logged("a0"), logged("a1"), logged("a2")});
+  ASSERT_TRUE(waitForWaiting(3));
+  runOnThread({logged("b0"), logged("b1"), logged("b2")});
+  ASSERT_TRUE(waitForWaiting(6));
+  release("gate");
+  joinCallers();
+  // First come, first served would run a0 a1 a2 b0 b1 b2.
+  EXPECT_EQ(started, (std::vector<std::string>{"gate", "a0", "b0", "a1", "b1",
+                                                "a2", "b2"}));
+}
+
+TEST_F(SweepSchedulerTest, AFreeThreadTakesTheSweepWithFewestRunning) {
+  makePool(2);
+  runOnThread({held("gate0"), held("gate1")});
+  ASSERT_TRUE(waitForStarted(2));
+  runOnThread({held("a0"), logged("a1"), logged("a2"), logged("a3")});
+  ASSERT_TRUE(waitForWaiting(4));
+  runOnThread({logged("b0"), logged("b1")});
+  ASSERT_TRUE(waitForWaiting(6));
+  // The sweep with the most waiting goes first where none runs...
+  release("gate0");
+  ASSERT_TRUE(waitForStarted(3));
+  // ...and one with fewer waiting but none running before it runs another.
+  release("gate1");
+  ASSERT_TRUE(waitForStarted(4));
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    EXPECT_EQ(started[2], "a0");
+    EXPECT_EQ(started[3], "b0");
+  }
+  release("a0");
+  joinCallers();
+  EXPECT_EQ(started.size(), 8u);
+}
+
+TEST_F(SweepSchedulerTest, EveryTaskRunsOnceAndEveryCallReturns) {
+  makePool(4);
+  constexpr unsigned kCallers = 8, kTasks = 50;
+  std::vector<std::atomic<unsigned>> runs(kCallers * kTasks);
+  for (unsigned c = 0; c < kCallers; ++c) {
+    std::vector<std::function<void()>> tasks;
+    for (unsigned t = 0; t < kTasks; ++t)
+      tasks.push_back([&runs, i = c * kTasks + t] { ++runs[i]; });
+    runOnThread(std::move(tasks));
+  }
+  runOnThread({});
+  joinCallers();
+  for (std::atomic<unsigned> &count : runs)
+    EXPECT_EQ(count.load(), 1u);
+  EXPECT_EQ(scheduler.getWaitingCount(), 0u);
+}
