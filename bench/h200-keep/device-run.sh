@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # What bench/h200-keep ran on the 16-core node: two wheels side by side, the
-# change's (.carry/fly.tar.zst, "new") and the one before it (.carry/
-# old.patch.zst, a `zstd --patch-from` delta against the new tar, "old"), on
+# change's (.carry/fly.tar.zst, "new") and the one before it ("old": .carry/
+# old.bsdiff, a bsdiff of its libFlySnapshotCAPI.so against the new one's,
+# bspatch and its libbz2 in .carry/bsdiff; or .carry/old.patch.zst, a
+# `zstd --patch-from` delta against the new tar), on
 # the four GEMMs of h200-cut/device-run.sh, plus whole compiles of the new one
 # (FLY_ROCDL_CODEGEN_CUT=0) and the new one with --executor=process.
 #   bench/h200-keep/device-run.sh OUT [PAIR_REPS [CONFIG_REPS [PROCESS]]]
@@ -18,8 +20,16 @@ if [ ! -x /tmp/fly-old/fly_snapshot/bin/fly-tune ]; then
   rm -rf /tmp/fly/fly_snapshot
   unzstd -c "$repo/.carry/fly.tar.zst" > /tmp/new.tar
   tar xf /tmp/new.tar -C /tmp/fly
-  unzstd --patch-from=/tmp/new.tar "$repo/.carry/old.patch.zst" -o /tmp/old.tar -f
-  tar xf /tmp/old.tar -C /tmp/fly-old
+  if [ -f "$repo/.carry/old.bsdiff" ]; then
+    # Where the wheels differ only in libFlySnapshotCAPI.so: its bsdiff.
+    cp -a /tmp/fly/fly_snapshot /tmp/fly-old/
+    LD_LIBRARY_PATH="$repo/.carry/bsdiff" "$repo/.carry/bsdiff/bspatch" \
+      /tmp/fly/fly_snapshot/lib/libFlySnapshotCAPI.so \
+      /tmp/fly-old/fly_snapshot/lib/libFlySnapshotCAPI.so "$repo/.carry/old.bsdiff"
+  else
+    unzstd --patch-from=/tmp/new.tar "$repo/.carry/old.patch.zst" -o /tmp/old.tar -f
+    tar xf /tmp/old.tar -C /tmp/fly-old
+  fi
 fi
 new=/tmp/fly/fly_snapshot/bin/fly-tune old=/tmp/fly-old/fly_snapshot/bin/fly-tune
 # The new wheel with one child process per shard of variants instead of
