@@ -1,11 +1,9 @@
 //===- InProcessExecutors.cpp - Batch and crash-isolated replays ----------===//
 
 #include "Executor/FreeMemoryReleaser.h"
-#include "Executor/SweepScheduler.h"
 #include "Support/FatalErrors.h"
 #include "fly/Backend/VariantQueue.h"
 #include "fly/Executor/Executor.h"
-#include "fly/Snapshot/Snapshot.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CrashRecoveryContext.h"
@@ -59,8 +57,7 @@ private:
 
 /// One variant at a time per thread, each under a CrashRecoveryContext.
 /// Concurrent execute calls (the kernels of one sweep) share one pool, so
-/// `jobs` bounds them together and none waits for another's variants; the
-/// largest kernel's go first (SweepScheduler.h).
+/// `jobs` bounds them together and none waits for another's variants.
 class IsolatedExecutor : public ReplayExecutor {
 public:
   explicit IsolatedExecutor(ExecutorOptions options)
@@ -87,8 +84,6 @@ private:
   }
 
   ExecutorOptions options;
-  /// Before the pool: gone only once the pool's threads have ended.
-  SweepScheduler scheduler;
   std::mutex poolMutex;
   std::unique_ptr<DefaultThreadPool> pool;
 };
@@ -109,15 +104,6 @@ static std::string crashMessage(const CrashRecoveryContext &crc,
       .str();
 }
 
-/// What a variant of `preBinary` costs to compile, roughly: the operations
-/// of the gpu.modules it serialises, which code generation grows with.
-static uint64_t estimateVariantCost(ModuleOp preBinary) {
-  uint64_t operations = 0;
-  for (gpu::GPUModuleOp module : getTargetedGpuModules(preBinary))
-    module->walk([&](Operation *) { ++operations; });
-  return operations;
-}
-
 /// Process-wide, as the allocator is.
 static FreeMemoryReleaser &getFreeMemoryReleaser() {
   static FreeMemoryReleaser releaser(releaseFreeHeapPages);
@@ -133,14 +119,12 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   const ReplayPlan &plan = work.plan;
   std::atomic<bool> setupFailed{false};
   // Inside a pass (nestInSource) every replay adds its container to the
-  // same module: one at a time then, on a pool and scheduler of its own.
-  SweepScheduler aloneScheduler;
+  // same module: one at a time then.
   std::optional<DefaultThreadPool> alone;
   if (work.nestInSource)
     alone.emplace(hardware_concurrency(1));
   ThreadPoolInterface &threadPool = alone ? *alone : getPool();
-  SweepScheduler &sweeps = alone ? aloneScheduler : scheduler;
-  uint64_t variantCost = estimateVariantCost(work.preBinary);
+  ThreadPoolTaskGroup pool(threadPool);
   unsigned threads = std::max(1u, threadPool.getMaxConcurrency());
   ReplayOptions one;
   one.maxParallel = 1;
@@ -158,9 +142,8 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
     }
     // What the backend keeps for the later ISA compiles (VariantQueue.h).
     VariantQueue queue(producers.size());
-    std::vector<std::function<void()>> tasks;
     for (unsigned e : producers) {
-      tasks.push_back([&, e] {
+      pool.async([&, e] {
         ScopedVariantQueue started(queue);
         if (work.mayStart && !work.mayStart())
           return;
@@ -181,7 +164,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
           setupFailed = true;
       });
     }
-    sweeps.run(threadPool, std::move(tasks), variantCost);
+    pool.wait();
     if (setupFailed)
       return failure();
   }
@@ -189,10 +172,9 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   FreeMemoryReleaser &releaser = getFreeMemoryReleaser();
   // Where a variant has no shared ISA, it compiles one here.
   VariantQueue queue(entries.size());
-  std::vector<std::function<void()>> tasks;
   for (unsigned e : entries) {
     releaser.variantQueued();
-    tasks.push_back([&, e] {
+    pool.async([&, e] {
       ScopedVariantQueue started(queue);
       // Only after a replay that returned: a crashed one's heap is not
       // walked by a trim.
@@ -228,7 +210,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
         finished(e, std::move(*replayed));
     });
   }
-  sweeps.run(threadPool, std::move(tasks), variantCost);
+  pool.wait();
   return failure(setupFailed.load());
 }
 
