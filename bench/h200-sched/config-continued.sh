@@ -11,15 +11,20 @@ shift 3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"
+# The workload as scaling.py defines it: its tiles, unroll and hint sets.
+workload() {
+  python3 -c "import sys; sys.path.insert(0, '$repo/bench')
+from scaling import CONFIG_TILES, CONFIG_UNROLL, hint_sets, hint_text
+$1"
+}
+unroll=$(workload "print(CONFIG_UNROLL['rocdl'])")
+hints=$(workload "print(';'.join(hint_text(h) for h in hint_sets('rocdl', 16)))")
 kernels=()
-for tile in 64x64 64x128 128x128 128x256; do
-  python3 "$repo/bench/gen_gemm.py" --target rocdl --tiles "$tile" --unroll 8 \
+for tile in $(workload "print(' '.join(CONFIG_TILES['rocdl']))"); do
+  python3 "$repo/bench/gen_gemm.py" --target rocdl --tiles "$tile" --unroll "$unroll" \
     -o "$work/config-rocdl-$tile.mlir"
   kernels+=("$work/config-rocdl-$tile.mlir")
 done
-hints=$(python3 -c "import sys; sys.path.insert(0, '$repo/bench')
-from scaling import hint_sets, hint_text
-print(';'.join(hint_text(h) for h in hint_sets('rocdl', 16)))")
 for p in "$@"; do
   rm -rf "$work/out"
   /usr/bin/time -f "wall %e s, CPU %U+%S s, peak RSS %M KB" \
