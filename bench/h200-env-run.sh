@@ -13,10 +13,8 @@ var=$1 off=$2 on=$3 what=$4 out=$5
 shift 5
 work=/tmp/fly
 mkdir -p "$work" "$out"
-if [ ! -x "$work/fly_snapshot/bin/fly-tune" ]; then
-  LD_LIBRARY_PATH="$repo/.carry/zstd" "$repo/.carry/zstd/zstd" -d --long=31 \
-    -c "$repo/.carry/fly.tar.zst" | tar xf - -C "$work"
-fi
+source "$repo/bench/node-carry.sh"
+carry_unpack "$work"
 tune=$work/fly_snapshot/bin/fly-tune toolkit=$work/fly_snapshot/rocm-toolkit
 kernels=()
 for spec in 32x32:1 64x64:4 128x128:8 128x256:16; do
@@ -35,8 +33,7 @@ pairs)
     --work "$work/pairs" --out "$out" "$@" ;;
 config)
   for rep in 1 2 3; do
-    modes="$off $on"; [ $((rep % 2)) = 0 ] && modes="$on $off"
-    for mode in $modes; do
+    for mode in $(in_turn "$rep" "$off" "$on"); do
       value=0; [ "$mode" = "$on" ] && value=1
       env "$var=$value" python3 "$repo/bench/scaling.py" \
         --fly-tune "$tune" --rocm-toolkit "$toolkit" --targets rocdl \

@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
 # What bench/h200-keep ran on the 16-core node: two wheels side by side, the
-# change's (.carry/fly.tar.zst, "new") and the one before it ("old": .carry/
-# old.bsdiff, a bsdiff of its libFlySnapshotCAPI.so against the new one's,
-# bspatch and its libbz2 in .carry/bsdiff; or .carry/old.patch.zst, a
-# `zstd --patch-from` delta against the new tar), on
-# the four GEMMs of h200-cut/device-run.sh, plus whole compiles of the new one
+# change's (.carry/fly.tar.zst, "new") and the one before it ("old":
+# .carry/old.bsdiff; bench/node-carry.sh), on the four GEMMs of
+# h200-cut/device-run.sh, plus whole compiles of the new one
 # (FLY_ROCDL_CODEGEN_CUT=0) and the new one with --executor=process.
 #   bench/h200-keep/device-run.sh OUT [PAIR_REPS [CONFIG_REPS [PROCESS]]]
 # pairs: bench/env_pairs.py at P=16, N=16 and 64, PAIR_REPS repetitions
@@ -14,23 +12,10 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$1 pair_reps=${2:-3} config_reps=${3:-2} with_process=${4:-1}
-mkdir -p "$out" /tmp/fly /tmp/fly-old
-unzstd() { LD_LIBRARY_PATH="$repo/.carry/zstd" "$repo/.carry/zstd/zstd" -q -d --long=31 "$@"; }
-if [ ! -x /tmp/fly-old/fly_snapshot/bin/fly-tune ]; then
-  rm -rf /tmp/fly/fly_snapshot
-  unzstd -c "$repo/.carry/fly.tar.zst" > /tmp/new.tar
-  tar xf /tmp/new.tar -C /tmp/fly
-  if [ -f "$repo/.carry/old.bsdiff" ]; then
-    # Where the wheels differ only in libFlySnapshotCAPI.so: its bsdiff.
-    cp -a /tmp/fly/fly_snapshot /tmp/fly-old/
-    LD_LIBRARY_PATH="$repo/.carry/bsdiff" "$repo/.carry/bsdiff/bspatch" \
-      /tmp/fly/fly_snapshot/lib/libFlySnapshotCAPI.so \
-      /tmp/fly-old/fly_snapshot/lib/libFlySnapshotCAPI.so "$repo/.carry/old.bsdiff"
-  else
-    unzstd --patch-from=/tmp/new.tar "$repo/.carry/old.patch.zst" -o /tmp/old.tar -f
-    tar xf /tmp/old.tar -C /tmp/fly-old
-  fi
-fi
+mkdir -p "$out"
+source "$repo/bench/node-carry.sh"
+carry_unpack /tmp/fly
+carry_patched /tmp/fly /tmp/fly-old old
 new=/tmp/fly/fly_snapshot/bin/fly-tune old=/tmp/fly-old/fly_snapshot/bin/fly-tune
 # The new wheel with one child process per shard of variants instead of
 # threads: whether 16 processes beat 16 threads of one.
@@ -43,8 +28,7 @@ timeout 330 "$repo/bench/h200-cut/device-run.sh" pairs "$out/pairs" --N 16,64 \
   --reps "$pair_reps" --mode old: --tool "old=$old" "${process[@]}" \
   > "$out/pairs.log" 2>&1 || echo "pairs: rc $?"
 for rep in $(seq "$config_reps"); do
-  modes="whole old new"; [ $((rep % 2)) = 0 ] && modes="new old whole"
-  for mode in $modes; do
+  for mode in $(in_turn "$rep" whole old new); do
     tune=$new cut=1
     [ "$mode" = old ] && tune=$old
     [ "$mode" = whole ] && cut=0

@@ -1,0 +1,47 @@
+# Sourced by the scripts that run on the GPU node (bench/*/device-run.sh,
+# bench/h200-env-run.sh): what travels there in .carry/ (git-ignored) and the
+# order of repeated rounds.
+#   .carry/fly.tar.zst  the wheel under test, unzipped (`zstd -12 --long=31`
+#                       of a tar holding fly_snapshot/), with a zstd and its
+#                       libraries in .carry/zstd
+#   .carry/NAME.bsdiff  another build: a bsdiff of its libFlySnapshotCAPI.so
+#                       against the carried one's, bspatch and its libbz2 in
+#                       .carry/bsdiff (the rest of the wheels is the same)
+carry=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/.carry
+
+carry_unzstd() {
+  LD_LIBRARY_PATH="$carry/zstd" "$carry/zstd/zstd" -q -d --long=31 "$@"
+}
+
+# DEST/fly_snapshot: the carried wheel (kept where it is already there).
+carry_unpack() {
+  local dest=$1
+  [ -x "$dest/fly_snapshot/bin/fly-tune" ] && return 0
+  mkdir -p "$dest"
+  carry_unzstd -c "$carry/fly.tar.zst" | tar xf - -C "$dest"
+}
+
+# DEST/fly_snapshot: the tree of SRC/fly_snapshot with the build of
+# .carry/NAME.bsdiff (kept where it is already there).
+carry_patched() {
+  local src=$1 dest=$2 name=$3 so=fly_snapshot/lib/libFlySnapshotCAPI.so
+  [ -x "$dest/fly_snapshot/bin/fly-tune" ] && return 0
+  mkdir -p "$dest"
+  cp -a "$src/fly_snapshot" "$dest/"
+  LD_LIBRARY_PATH="$carry/bsdiff" "$carry/bsdiff/bspatch" "$src/$so" "$dest/$so" \
+    "$carry/$name.bsdiff"
+}
+
+# The words after REP in their order, reversed on every even REP: repeated
+# rounds of side-by-side modes, none always first.
+in_turn() {
+  local rep=$1
+  shift
+  if [ $((rep % 2)) = 0 ]; then
+    local reversed=()
+    for ((i = $#; i > 0; i--)); do reversed+=("${!i}"); done
+    echo "${reversed[@]}"
+  else
+    echo "$@"
+  fi
+}
