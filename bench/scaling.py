@@ -590,6 +590,9 @@ def main(argv):
     p.add_argument("--report", default=None, help="default: <out>/RESULTS-H200.md")
     p.add_argument("--report-only", action="store_true",
                    help="rewrite the report from <out>/scaling.json")
+    p.add_argument("--merge", action="append", default=[], metavar="DIR",
+                   help="with --report-only: DIR/scaling.json too (another call on the "
+                        "same node), its cells in the same tables; repeatable")
     a = p.parse_args(argv)
     for tool in (a.fly_tune, a.fly_opt):
         if tool and not a.report_only and not os.access(tool, os.X_OK):
@@ -597,9 +600,14 @@ def main(argv):
     report = a.report or os.path.join(a.out, "RESULTS-H200.md")
     sys.path.insert(0, HERE)
     import scaling_report
+    if a.merge and not a.report_only:
+        p.error("--merge needs --report-only")
     if a.report_only:
-        with open(os.path.join(a.out, "scaling.json")) as f:
-            data = json.load(f)
+        runs = []
+        for folder in [a.out] + a.merge:
+            with open(os.path.join(folder, "scaling.json")) as f:
+                runs.append(json.load(f))
+        data = scaling_report.merge(runs) if a.merge else runs[0]
     else:
         if "rocdl" in a.targets and not a.rocm_toolkit:
             p.error("--rocm-toolkit is needed for rocdl")
