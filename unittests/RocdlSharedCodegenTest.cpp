@@ -9,12 +9,14 @@
 #include "fly/Backend/RocdlSharedCodegen.h"
 #include "Backend/CompileObserved.h"
 #include "ModuleIsa.h"
+#include "Support/FatalErrors.h"
 #include "fly/Backend/VariantQueue.h"
 #include "fly/Compiler/Registration.h"
 
 #include "mlir/IR/MLIRContext.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 
 #include "gtest/gtest.h"
 
@@ -69,6 +71,22 @@ gpu.module @kernels [#rocdl.target<chip = "@CHIP@">] {
   llvm.func @k(%arg0: !llvm.ptr<1>, %n: i32) attributes {gpu.kernel, rocdl.kernel} {
     %s = llvm.mlir.constant(@SCALE@ : f32) : f32
     llvm.inline_asm has_side_effects "s_nop 0", "" : () -> ()
+    %0 = llvm.load %arg0 : !llvm.ptr<1> -> f32
+    %1 = llvm.fmul %0, %s : f32
+    llvm.store %1, %arg0 : f32, !llvm.ptr<1>
+    llvm.return
+  }
+}
+)mlir";
+
+/// Instruction selection cannot select s_wait_loadcnt (gfx12's) on gfx942:
+/// an LLVM fatal error, in every compile of the module.
+constexpr StringRef kUnselectableKernel = R"mlir(
+gpu.module @kernels [#rocdl.target<chip = "@CHIP@">] {
+  llvm.func @k(%arg0: !llvm.ptr<1>, %n: i32) attributes {gpu.kernel, rocdl.kernel} {
+    %s = llvm.mlir.constant(@SCALE@ : f32) : f32
+    %c0 = llvm.mlir.constant(0 : i16) : i16
+    llvm.call_intrinsic "llvm.amdgcn.s.wait.loadcnt"(%c0) : (i16) -> ()
     %0 = llvm.load %arg0 : !llvm.ptr<1> -> f32
     %1 = llvm.fmul %0, %s : f32
     llvm.store %1, %arg0 : f32, !llvm.ptr<1>
@@ -290,6 +308,34 @@ TEST_F(RocdlSharedCodegenTest, OtherHintKindsDoNotShare) {
   RocdlSharedCodegenStats stats = compileBothWays(
       make(kStraightKernel, "gfx942", "207.25"), "O=1;O=3;unsafe_fp_math=1");
   EXPECT_EQ(stats.continued, 0u);
+}
+
+TEST_F(RocdlSharedCodegenTest, CrashWhileKeepingReleasesTheClaim) {
+  // As the isolated executor runs a variant: the fatal error ends the crash
+  // recovery context, whose frames are abandoned, not unwound.
+  llvm::CrashRecoveryContext::Enable();
+  FatalErrorsUnwindCrashRecovery fatalErrors;
+  std::string gpuModule = make(kUnselectableKernel, "gfx942", "214.25");
+  // What one variant, the last of its sweep with `running` beside it, counted
+  // as not kept.
+  auto notKept = [&](size_t running) {
+    VariantQueue queue(1);
+    queue.running = running;
+    ScopedVariantQueue started(queue);
+    uint64_t before = getRocdlSharedCodegenStats().notKept;
+    {
+      llvm::CrashRecoveryContext crc;
+      EXPECT_FALSE(crc.RunSafely([&] { compile(gpuModule, "maxnreg=64"); }));
+    }
+    EXPECT_NE(takeLastFatalError().find("Cannot select"), std::string::npos);
+    return getRocdlSharedCodegenStats().notKept - before;
+  };
+  // Beside another, it keeps nothing: the compile reaches the claim.
+  EXPECT_EQ(notKept(1), 1u);
+  // Alone, it keeps unless a state of its shared module exists or is being
+  // kept: not kept the second time, the first one's claim outlived its crash.
+  EXPECT_EQ(notKept(0), 0u);
+  EXPECT_EQ(notKept(0), 0u);
 }
 
 TEST(CompileObservedTest, OptionsThatWatchLlvmByName) {

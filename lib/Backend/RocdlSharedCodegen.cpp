@@ -16,11 +16,13 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <mutex>
@@ -307,6 +309,42 @@ CutState::~CutState() {
     machine->keep();
 }
 
+/// Runs `release` where a crash abandons the frames of the current
+/// CrashRecoveryContext while this is registered: their destructors do not
+/// run then, its cleanups do (as it ends), and what a variant holds of the
+/// pool would stay held for the rest of the process. `release` must not
+/// refer to those frames: their stack is reused by then.
+class OnCrash {
+public:
+  explicit OnCrash(std::function<void()> release) {
+    if (llvm::CrashRecoveryContext *crc =
+            llvm::CrashRecoveryContext::GetCurrent()) {
+      cleanup = new Cleanup(crc, std::move(release));
+      crc->registerCleanup(cleanup);
+    }
+  }
+  ~OnCrash() { unregister(); }
+  OnCrash(const OnCrash &) = delete;
+  OnCrash &operator=(const OnCrash &) = delete;
+  void unregister() {
+    if (cleanup)
+      cleanup->getContext()->unregisterCleanup(cleanup);
+    cleanup = nullptr;
+  }
+
+private:
+  class Cleanup final : public llvm::CrashRecoveryContextCleanup {
+  public:
+    Cleanup(llvm::CrashRecoveryContext *crc, std::function<void()> release)
+        : CrashRecoveryContextCleanup(crc), release(std::move(release)) {}
+    void recoverResources() override { release(); }
+
+  private:
+    std::function<void()> release;
+  };
+  Cleanup *cleanup = nullptr;
+};
+
 std::atomic<uint64_t> cuts{0}, continued{0}, refusedModules{0},
     refusedVariants{0}, probes{0}, widenedProbes{0}, continuedEarly{0},
     notKept{0};
@@ -402,6 +440,9 @@ Faithful isFaithful(CutState &state, bool early) {
     return *known ? Faithful::Yes : Faithful::No;
   if (state.keptIsa.empty() || !pool().claimCheck(key))
     return Faithful::Pending;
+  // A crash in the check says no: the kept variant compiled whole, so what
+  // crashed is the continuation.
+  OnCrash crashed([key] { pool().setTargetFaithful(key, false); });
   std::optional<llvm::SmallString<0>> again;
   CodegenCut::Refusal refusal;
   CodegenCut::Trace trace;
@@ -421,6 +462,9 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
               CodegenCut::Refusal &refusal, bool &diagnosed) {
   refusal = CodegenCut::Refusal::None;
   diagnosed = false;
+  // A crash in a continuation abandons the state with the variant's frames:
+  // its bytes out of the budget. Not once given back: then it is the pool's.
+  OnCrash abandoned([bytes = state->bytes] { pool().release(bytes); });
   switch (isFaithful(*state, /*early=*/false)) {
   case Faithful::Yes:
     break;
@@ -428,6 +472,7 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
     pool().refuse(state->optimized);
     return std::nullopt;
   case Faithful::Pending:
+    abandoned.unregister();
     if (!state->diagnosed)
       pool().give(std::move(state));
     return std::nullopt;
@@ -461,6 +506,7 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
     state->keptHints.clear();
     state->keptIsa.clear();
   }
+  abandoned.unregister();
   if (isa || refusal == CodegenCut::Refusal::PressureLimits)
     pool().give(std::move(state));
   return isa;
@@ -535,6 +581,7 @@ codegenSharingRocdl(const RocdlSharing &sharing,
     return std::nullopt;
   }
   llvm::scope_exit claimed([&] { pool().keepDone(optimized); });
+  OnCrash claimedOnCrash([optimized] { pool().keepDone(optimized); });
 
   // Compiled whole, the machine functions kept at the cut.
   bool seen = false;
