@@ -49,24 +49,32 @@ def cell_stats(cell):
     return s
 
 
-def where(cell):
-    """Where fly's phase 2 went, from the manifests and /proc samples."""
+def where(cell, one_sweep):
+    """Where fly's phase 2 went, from the manifests and /proc samples.
+    one_sweep: the kernels' manifests come from one fly-tune sweep, whose
+    kernels' phases overlap (else from one fly-tune per kernel in turn)."""
     fly = [r["fly"] for r in cell["reps"] if "fly" in r]
     if not fly:
         return None
     last = fly[-1]
     man = last.get("manifests", [])
     samples = last.get("samples", [])
-    pre = sum(x.get("prefix_ms") or 0 for x in man)
-    rep = sum(x.get("replay_ms") or 0 for x in man)
-    util = med([x.get("utilisation") for x in man])
+    p = cell["P"]
+    combine = max if one_sweep and len(man) > 1 else sum
+    pre = combine([x.get("prefix_ms") or 0 for x in man])
+    rep = combine([x.get("replay_ms") or 0 for x in man])
+    if combine is max:
+        # The pool's P threads over the sweep's phase 2, not one kernel's.
+        busy = sum(x.get("variant_busy_ms") or 0 for x in man)
+        util = busy / (p * rep) if rep else None
+    else:
+        util = med([x.get("utilisation") for x in man])
     busy = [b for s in samples for b in s["thread_busy_s"]]
     cores = [c for s in samples for c in s["busy_cores"]]
     children = {}
     for s in samples:
         for k, v in s["children_started"].items():
             children[k] = children.get(k, 0) + v
-    p = cell["P"]
     return {
         "prefix_ms": pre, "replay_ms": rep, "util": util,
         "threads": max((s["threads_busy"] for s in samples), default=None),
@@ -90,10 +98,11 @@ def merge(runs):
     for r in runs:
         for c in r["results"]:
             order.setdefault((c["target"], c["workload"]), len(order))
-    data["results"] = sorted((c for r in runs for c in r["results"]),
-                             key=lambda c: (order[(c["target"], c["workload"])],
-                                            -c["P"], c["N"]))
-    data["skipped"] = [s for r in runs for s in r["skipped"]]
+    cells = [dict(c, call=i + 1) for i, r in enumerate(runs) for c in r["results"]]
+    data["results"] = sorted(cells, key=lambda c: (order[(c["target"], c["workload"])],
+                                                   -c["P"], c["N"]))
+    measured = {f"{c['target']} {c['workload']} P={c['P']} N={c['N']}" for c in cells}
+    data["skipped"] = [s for r in runs for s in r["skipped"] if s["what"] not in measured]
     return data
 
 
@@ -143,9 +152,14 @@ def render(data, command):
     for target, workload in main:
         rows = [c for c in cells if (c["target"], c["workload"]) == (target, workload)]
         k = rows[0]["kernels"]
+        probes = {}
+        for c in rows:
+            probes.setdefault((c["t_one_s"], c["t_pre_s"]), []).append(str(c.get("call", "")))
+        probe = [f"{one:.2f} s, T_pre {pre:.3f} s"
+                 + (f" (call {', '.join(dict.fromkeys(calls))})" if len(probes) > 1 else "")
+                 for (one, pre), calls in probes.items()]
         out += [f"## {target}: {workload}" + (f" ({k} kernels)" if k > 1 else ""), "",
-                f"One full compile {rows[0]['t_one_s']:.2f} s, T_pre {rows[0]['t_pre_s']:.3f} s.",
-                "",
+                "One full compile " + "; ".join(probe) + ".", "",
                 "| P | N | naive serial s | naive parallel s | fly s | ideal(P) s | eff | "
                 "x serial | x parallel | CPU s par / fly | RSS MB par (sum) / fly | failed |",
                 "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -162,12 +176,14 @@ def render(data, command):
                 "manifest; util = sum of variant replay time / (P x phase 2); threads = "
                 "threads of fly-tune that used CPU; busy = CPU s of the busiest and of the "
                 "P-th busiest thread; cores = busy cores sampled over the run (mean / max) "
-                "and the share of samples below P/2; children = processes it started.", "",
+                "and the share of samples below P/2; children = processes it started. "
+                "Several kernels in one sweep: phases of the longest kernel's manifest, "
+                "util over all variants.", "",
                 "| P | N | phase 1 ms | phase 2 ms | util | threads | busy max / P-th s | "
                 "cores mean / max | < P/2 | ISA shared | children |",
                 "|---|---|---|---|---|---|---|---|---|---|---|"]
         for c in rows:
-            w = where(c)
+            w = where(c, not data["args"].get("per_kernel_fly"))
             if not w:
                 continue
             out.append(
