@@ -203,8 +203,7 @@ LogicalResult ProcessExecutor::execute(const ReplayWork &work,
   if (std::error_code ec = sys::fs::createUniqueDirectory(model, dir))
     return emitError(loc) << "cannot create a work directory in '" << parent
                           << "': " << ec.message();
-  auto removeDir =
-      llvm::make_scope_exit([&] { sys::fs::remove_directories(dir); });
+  llvm::scope_exit removeDir([&] { sys::fs::remove_directories(dir); });
   // The owner first: a child started from this directory dies with us.
   if (Error err = markWorkDirOwner(dir))
     return emitError(loc) << toString(std::move(err));

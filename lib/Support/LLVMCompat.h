@@ -14,7 +14,7 @@
 //     the 2..10-argument form is deprecated in 22).
 //   - `llvm::xxh3_128bits` (LLVM 20), the cache keys (Cache/CacheKey.cpp).
 //   - `llvm::scope_exit` as a class template (LLVM 22; `make_scope_exit`
-//     before), Replay/Replay.cpp.
+//     before, deprecated in 22), across lib/.
 //   - upstream's `GpuModuleToBinaryPassOptions` fields (toolkitPath,
 //     cmdOptions, compilationTarget...) read by Replay/BinaryPass.cpp.
 //   - lld's `lld::lldMain` with `LLD_HAS_DRIVER` registration (LLVM 17) and

@@ -413,7 +413,7 @@ Error OutputDirectory::writePrinted(StringRef name,
     written.push_back(name.str());
   }
   ++writesInFlight;
-  auto inFlight = llvm::make_scope_exit([&] {
+  llvm::scope_exit inFlight([&] {
     // After an interrupt the handler may already have emptied the staging
     // directory: what this write made goes too.
     if (interrupted.load())
