@@ -20,14 +20,19 @@
 
 namespace fly {
 
-/// Runs fly-module-to-binary{format=isa} on `module` and returns the ISA of
-/// each gpu.binary it made, in order.
-inline std::vector<std::string> compileToIsa(mlir::ModuleOp module) {
+/// Runs fly-module-to-binary{format=isa} on `module`.
+inline mlir::LogicalResult runModuleToIsa(mlir::ModuleOp module) {
   mlir::PassManager pm(module.getContext());
   FlyModuleToBinaryOptions options;
   options.compilationTarget = "isa";
   pm.addPass(createFlyModuleToBinary(options, nullptr));
-  EXPECT_TRUE(mlir::succeeded(pm.run(module)));
+  return pm.run(module);
+}
+
+/// Runs fly-module-to-binary{format=isa} on `module` and returns the ISA of
+/// each gpu.binary it made, in order.
+inline std::vector<std::string> compileToIsa(mlir::ModuleOp module) {
+  EXPECT_TRUE(mlir::succeeded(runModuleToIsa(module)));
   std::vector<std::string> isa;
   for (auto binary : module.getOps<mlir::gpu::BinaryOp>())
     isa.push_back(mlir::cast<mlir::gpu::ObjectAttr>(binary.getObjectsAttr()[0])
@@ -37,12 +42,11 @@ inline std::vector<std::string> compileToIsa(mlir::ModuleOp module) {
   return isa;
 }
 
-/// The ISA of `gpuModule` (MLIR text with one gpu.module) under each hint
-/// set of `sets`: one copy of the gpu.module per hint set with its hints
-/// applied, in one run of fly-module-to-binary{format=isa}, in order.
-inline std::vector<std::string> compileHintSetsToIsa(mlir::MLIRContext &context,
-                                                     llvm::StringRef gpuModule,
-                                                     llvm::StringRef sets) {
+/// `gpuModule` (MLIR text with one gpu.module) as one copy of the
+/// gpu.module per hint set of `sets`, its hints applied, in order.
+inline mlir::OwningOpRef<mlir::ModuleOp>
+makeHintedCopies(mlir::MLIRContext &context, llvm::StringRef gpuModule,
+                 llvm::StringRef sets) {
   llvm::Expected<std::vector<HintSet>> hintSets = parseHintSets(sets);
   EXPECT_TRUE(bool(hintSets));
   if (!hintSets)
@@ -61,8 +65,22 @@ inline std::vector<std::string> compileHintSetsToIsa(mlir::MLIRContext &context,
     EXPECT_TRUE(mlir::succeeded(applyHints(clone, hints))) << hints.canonical();
   }
   base.erase();
+  return source;
+}
+
+/// The ISA of `gpuModule` under each hint set of `sets`
+/// (makeHintedCopies), in one run of fly-module-to-binary{format=isa}, in
+/// order.
+inline std::vector<std::string> compileHintSetsToIsa(mlir::MLIRContext &context,
+                                                     llvm::StringRef gpuModule,
+                                                     llvm::StringRef sets) {
+  mlir::OwningOpRef<mlir::ModuleOp> source =
+      makeHintedCopies(context, gpuModule, sets);
+  if (!source)
+    return {};
+  size_t copies = llvm::range_size(source->getOps<mlir::gpu::GPUModuleOp>());
   std::vector<std::string> isa = compileToIsa(*source);
-  EXPECT_EQ(isa.size(), hintSets->size());
+  EXPECT_EQ(isa.size(), copies);
   return isa;
 }
 

@@ -338,6 +338,25 @@ TEST_F(RocdlSharedCodegenTest, CrashWhileKeepingReleasesTheClaim) {
   EXPECT_EQ(notKept(0), 0u);
 }
 
+TEST_F(RocdlSharedCodegenTest, FatalErrorWhileKeepingInABatchReleasesTheClaim) {
+  // As the batch executor runs a variant: no crash recovery context, the
+  // binary pass unwinds the fatal error itself (runUnwindingFatalErrors).
+  std::string gpuModule = make(kUnselectableKernel, "gfx942", "215.25");
+  auto notKept = [&](size_t running) {
+    VariantQueue queue(1);
+    queue.running = running;
+    ScopedVariantQueue started(queue);
+    uint64_t before = getRocdlSharedCodegenStats().notKept;
+    OwningOpRef<ModuleOp> source =
+        makeHintedCopies(context, gpuModule, "maxnreg=64");
+    EXPECT_TRUE(failed(runModuleToIsa(*source)));
+    return getRocdlSharedCodegenStats().notKept - before;
+  };
+  EXPECT_EQ(notKept(1), 1u);
+  EXPECT_EQ(notKept(0), 0u);
+  EXPECT_EQ(notKept(0), 0u);
+}
+
 TEST(CompileObservedTest, OptionsThatWatchLlvmByName) {
   // LLVM's printing, dumping, viewing, verifying and statistics options
   // (test/Tools/rocdl-shared-observed.test counts their output).

@@ -8,6 +8,7 @@
 
 #include "fly/Backend/RocdlSharedOpt.h"
 #include "ModuleIsa.h"
+#include "Support/FatalErrors.h"
 #include "fly/Backend/ModuleToBinary.h"
 #include "fly/Compiler/Registration.h"
 #include "fly/Hints/ApplyHints.h"
@@ -21,6 +22,12 @@
 #include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ThreadPool.h"
 
 #include "gtest/gtest.h"
@@ -202,6 +209,70 @@ TEST_F(RocdlSharedOptTest, ConcurrentVariantsWaitForOneOptimisation) {
   EXPECT_EQ(after.produced - before.produced, 1u);
   EXPECT_EQ(after.reused - before.reused, sets->size() - 1);
   EXPECT_EQ(after.fallbacks - before.fallbacks, 0u);
+}
+
+/// A linked AMDGPU module with a register hint; `scale` sets its key apart.
+static std::unique_ptr<llvm::Module> hintedModule(llvm::LLVMContext &context,
+                                                  StringRef scale) {
+  std::string text = (R"(
+define amdgpu_kernel void @k(ptr addrspace(1) %p) #0 {
+  %v = load float, ptr addrspace(1) %p
+  %m = fmul float %v, )" +
+                      scale + R"(
+  store float %m, ptr addrspace(1) %p
+  ret void
+}
+attributes #0 = { "amdgpu-waves-per-eu"="2" }
+)")
+                         .str();
+  llvm::SMDiagnostic error;
+  std::unique_ptr<llvm::Module> module =
+      llvm::parseAssemblyString(text, error, context);
+  EXPECT_TRUE(module) << error.getMessage().str();
+  return module;
+}
+
+TEST_F(RocdlSharedOptTest, FatalErrorInTheSharedOptimisationReleasesIt) {
+  // The variants of a module wait while one optimises it: a fatal error in
+  // that optimisation must not leave them waiting (lookup's backstop is 30 s).
+  llvm::LLVMContext llvmContext;
+  auto failing = [](llvm::Module &) -> LogicalResult {
+    llvm::report_fatal_error("optimisation failed on purpose");
+  };
+  auto optimise = [](llvm::Module &) -> LogicalResult { return success(); };
+  // Then the next variant optimises it itself, as the one to share it.
+  // `unwinding` runs its function and returns the fatal error's reason.
+  auto sharesAfter =
+      [&](llvm::function_ref<std::string(llvm::function_ref<void()>)> unwinding,
+          StringRef scale) {
+        std::unique_ptr<llvm::Module> first = hintedModule(llvmContext, scale);
+        std::string reason = unwinding(
+            [&] { (void)optimizeSharingRocdl(first, "test-target", failing); });
+        EXPECT_NE(reason.find("on purpose"), std::string::npos);
+        RocdlSharedOptStats before = getRocdlSharedOptStats();
+        std::unique_ptr<llvm::Module> second = hintedModule(llvmContext, scale);
+        EXPECT_TRUE(
+            succeeded(optimizeSharingRocdl(second, "test-target", optimise)));
+        RocdlSharedOptStats after = getRocdlSharedOptStats();
+        EXPECT_EQ(after.produced - before.produced, 1u);
+        EXPECT_EQ(after.fallbacks - before.fallbacks, 0u);
+      };
+  // The batch executor's way: the binary pass unwinds the fatal error.
+  sharesAfter(
+      [](llvm::function_ref<void()> fn) {
+        return runUnwindingFatalErrors(fn).value_or("");
+      },
+      "3.0");
+  // The isolated executor's: a crash recovery context per variant.
+  llvm::CrashRecoveryContext::Enable();
+  FatalErrorsUnwindCrashRecovery fatalErrors;
+  sharesAfter(
+      [](llvm::function_ref<void()> fn) {
+        llvm::CrashRecoveryContext crc;
+        EXPECT_FALSE(crc.RunSafely(fn));
+        return takeLastFatalError();
+      },
+      "5.0");
 }
 
 TEST_F(RocdlSharedOptTest, OffSwitchCountsNothing) {

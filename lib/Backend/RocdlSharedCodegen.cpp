@@ -3,6 +3,7 @@
 #include "fly/Backend/RocdlSharedCodegen.h"
 #include "CompileObserved.h"
 #include "Support/Environment.h"
+#include "Support/FatalErrors.h"
 #include "fly/Backend/CodegenCut.h"
 #include "fly/Backend/TargetMachinePool.h"
 #include "fly/Backend/VariantQueue.h"
@@ -16,13 +17,11 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include <algorithm>
 #include <atomic>
 #include <deque>
-#include <functional>
 #include <list>
 #include <map>
 #include <mutex>
@@ -309,42 +308,6 @@ CutState::~CutState() {
     machine->keep();
 }
 
-/// Runs `release` where a crash abandons the frames of the current
-/// CrashRecoveryContext while this is registered: their destructors do not
-/// run then, its cleanups do (as it ends), and what a variant holds of the
-/// pool would stay held for the rest of the process. `release` must not
-/// refer to those frames: their stack is reused by then.
-class OnCrash {
-public:
-  explicit OnCrash(std::function<void()> release) {
-    if (llvm::CrashRecoveryContext *crc =
-            llvm::CrashRecoveryContext::GetCurrent()) {
-      cleanup = new Cleanup(crc, std::move(release));
-      crc->registerCleanup(cleanup);
-    }
-  }
-  ~OnCrash() { unregister(); }
-  OnCrash(const OnCrash &) = delete;
-  OnCrash &operator=(const OnCrash &) = delete;
-  void unregister() {
-    if (cleanup)
-      cleanup->getContext()->unregisterCleanup(cleanup);
-    cleanup = nullptr;
-  }
-
-private:
-  class Cleanup final : public llvm::CrashRecoveryContextCleanup {
-  public:
-    Cleanup(llvm::CrashRecoveryContext *crc, std::function<void()> release)
-        : CrashRecoveryContextCleanup(crc), release(std::move(release)) {}
-    void recoverResources() override { release(); }
-
-  private:
-    std::function<void()> release;
-  };
-  Cleanup *cleanup = nullptr;
-};
-
 std::atomic<uint64_t> cuts{0}, continued{0}, refusedModules{0},
     refusedVariants{0}, probes{0}, widenedProbes{0}, continuedEarly{0},
     notKept{0};
@@ -442,7 +405,7 @@ Faithful isFaithful(CutState &state, bool early) {
     return Faithful::Pending;
   // A crash in the check says no: the kept variant compiled whole, so what
   // crashed is the continuation.
-  OnCrash crashed([key] { pool().setTargetFaithful(key, false); });
+  ReleaseOnUnwind crashed([key] { pool().setTargetFaithful(key, false); });
   std::optional<llvm::SmallString<0>> again;
   CodegenCut::Refusal refusal;
   CodegenCut::Trace trace;
@@ -464,7 +427,7 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
   diagnosed = false;
   // A crash in a continuation abandons the state with the variant's frames:
   // its bytes out of the budget. Not once given back: then it is the pool's.
-  OnCrash abandoned([bytes = state->bytes] { pool().release(bytes); });
+  ReleaseOnUnwind abandoned([bytes = state->bytes] { pool().release(bytes); });
   switch (isFaithful(*state, /*early=*/false)) {
   case Faithful::Yes:
     break;
@@ -581,7 +544,7 @@ codegenSharingRocdl(const RocdlSharing &sharing,
     return std::nullopt;
   }
   llvm::scope_exit claimed([&] { pool().keepDone(optimized); });
-  OnCrash claimedOnCrash([optimized] { pool().keepDone(optimized); });
+  ReleaseOnUnwind claimedOnUnwind([optimized] { pool().keepDone(optimized); });
 
   // Compiled whole, the machine functions kept at the cut.
   bool seen = false;

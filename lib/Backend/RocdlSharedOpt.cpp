@@ -3,6 +3,7 @@
 #include "fly/Backend/RocdlSharedOpt.h"
 #include "CompileObserved.h"
 #include "Support/Environment.h"
+#include "Support/FatalErrors.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -49,9 +50,10 @@ using Optimized = RocdlOptimizedModule;
 class Table {
 public:
   /// The entry of `key`; while another thread optimises it, waits for that
-  /// (at most kWait: a thread that a fatal error took off its way never
-  /// says it is done). Null: no entry, and `claimed` says whether this
-  /// thread is now the one to make it (and must insert() or abandon()).
+  /// (at most kWait, a backstop: a thread that a fatal error or a crash
+  /// takes off its way abandons the entry as it unwinds). Null: no entry,
+  /// and `claimed` says whether this thread is now the one to make it (and
+  /// must insert() or abandon()).
   std::shared_ptr<const Optimized> lookup(const std::string &key,
                                           bool &claimed) {
     std::unique_lock<std::mutex> lock(mutex);
@@ -209,10 +211,15 @@ optimizeSharingRocdl(std::unique_ptr<llvm::Module> &module, StringRef targetKey,
     return success();
   }
 
+  // A fatal error in `optimize` abandons this frame: the variants waiting
+  // for this entry go on at once.
+  ReleaseOnUnwind abandoned([key] { table().abandon(key); });
   if (failed(optimize(*module))) {
+    abandoned.unregister();
     table().abandon(key);
     return failure();
   }
+  abandoned.unregister();
   // AMDGPUAttributor gives a kernel's register hints to its callees and may
   // infer them: only kernels left, none with a hint, is what the hinted
   // modules' optimisation would have made of them too.

@@ -17,6 +17,52 @@ static thread_local std::string lastFatalError;
 // Where runUnwindingFatalErrors resumes on this thread; null outside it.
 static thread_local std::jmp_buf *fatalErrorResume = nullptr;
 
+// The releases registered inside this thread's runUnwindingFatalErrors,
+// newest first; on the heap, since the frames that made them are abandoned.
+struct ReleaseOnUnwind::Pending {
+  std::function<void()> release;
+  Pending *prev = nullptr, *next = nullptr;
+};
+static thread_local ReleaseOnUnwind::Pending *pendingReleases = nullptr;
+
+namespace {
+class ReleaseCleanup final : public llvm::CrashRecoveryContextCleanup {
+public:
+  ReleaseCleanup(llvm::CrashRecoveryContext *crc, std::function<void()> release)
+      : CrashRecoveryContextCleanup(crc), release(std::move(release)) {}
+  void recoverResources() override { release(); }
+
+private:
+  std::function<void()> release;
+};
+} // namespace
+
+ReleaseOnUnwind::ReleaseOnUnwind(std::function<void()> release) {
+  if (llvm::CrashRecoveryContext *crc =
+          llvm::CrashRecoveryContext::GetCurrent()) {
+    cleanup = new ReleaseCleanup(crc, std::move(release));
+    crc->registerCleanup(cleanup);
+  } else if (fatalErrorResume) {
+    pending = new Pending{std::move(release), nullptr, pendingReleases};
+    if (pendingReleases)
+      pendingReleases->prev = pending;
+    pendingReleases = pending;
+  }
+}
+
+void ReleaseOnUnwind::unregister() {
+  if (cleanup)
+    cleanup->getContext()->unregisterCleanup(cleanup); // Deletes it.
+  cleanup = nullptr;
+  if (!pending)
+    return;
+  (pending->prev ? pending->prev->next : pendingReleases) = pending->next;
+  if (pending->next)
+    pending->next->prev = pending->prev;
+  delete pending;
+  pending = nullptr;
+}
+
 static void unwindOrDie(void *, const char *reason, bool genCrashDiag) {
   // The same line LLVM prints, so the backend's words stay on stderr.
   llvm::errs() << "LLVM ERROR: " << reason << "\n";
@@ -64,8 +110,14 @@ runUnwindingFatalErrors(llvm::function_ref<void()> fn) {
   }
   FatalErrorsUnwindCrashRecovery fatalErrors;
   std::jmp_buf resume;
-  if (setjmp(resume) != 0)
+  if (setjmp(resume) != 0) {
+    while (ReleaseOnUnwind::Pending *pending = pendingReleases) {
+      pendingReleases = pending->next;
+      pending->release();
+      delete pending;
+    }
     return "an LLVM fatal error: " + takeLastFatalError();
+  }
   fatalErrorResume = &resume;
   fn();
   fatalErrorResume = nullptr;

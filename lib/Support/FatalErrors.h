@@ -15,8 +15,13 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <functional>
 #include <optional>
 #include <string>
+
+namespace llvm {
+class CrashRecoveryContextCleanup;
+} // namespace llvm
 
 namespace fly {
 
@@ -42,6 +47,28 @@ std::string takeLastFatalError();
 /// that context handles it, crashes included. Signals are left alone.
 std::optional<std::string>
 runUnwindingFatalErrors(llvm::function_ref<void()> fn);
+
+/// While alive, runs `release` where a fatal error or a crash abandons the
+/// frames it lives in: those of the current CrashRecoveryContext (as it
+/// ends) or of runUnwindingFatalErrors (before it returns). Their
+/// destructors do not run then, and what they hold of process-wide state
+/// would stay held. `release` must not refer to those frames (their stack
+/// is reused by then). Outside both it does nothing.
+class ReleaseOnUnwind {
+public:
+  explicit ReleaseOnUnwind(std::function<void()> release);
+  ~ReleaseOnUnwind() { unregister(); }
+  ReleaseOnUnwind(const ReleaseOnUnwind &) = delete;
+  ReleaseOnUnwind &operator=(const ReleaseOnUnwind &) = delete;
+  /// From here on, an unwind leaves `release` unrun.
+  void unregister();
+
+  struct Pending;
+
+private:
+  llvm::CrashRecoveryContextCleanup *cleanup = nullptr;
+  Pending *pending = nullptr;
+};
 
 } // namespace fly
 
