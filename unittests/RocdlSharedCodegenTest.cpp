@@ -310,51 +310,45 @@ TEST_F(RocdlSharedCodegenTest, OtherHintKindsDoNotShare) {
   EXPECT_EQ(stats.continued, 0u);
 }
 
-TEST_F(RocdlSharedCodegenTest, CrashWhileKeepingReleasesTheClaim) {
-  // As the isolated executor runs a variant: the fatal error ends the crash
-  // recovery context, whose frames are abandoned, not unwound.
+TEST_F(RocdlSharedCodegenTest, FatalErrorWhileKeepingReleasesTheClaim) {
+  // A fatal error abandons the variant's frames, not unwinds them: under the
+  // isolated executor it ends the variant's crash recovery context, under the
+  // batch executor the binary pass returns from it (runUnwindingFatalErrors).
   llvm::CrashRecoveryContext::Enable();
   FatalErrorsUnwindCrashRecovery fatalErrors;
-  std::string gpuModule = make(kUnselectableKernel, "gfx942", "214.25");
-  // What one variant, the last of its sweep with `running` beside it, counted
-  // as not kept.
-  auto notKept = [&](size_t running) {
-    VariantQueue queue(1);
-    queue.running = running;
-    ScopedVariantQueue started(queue);
-    uint64_t before = getRocdlSharedCodegenStats().notKept;
-    {
-      llvm::CrashRecoveryContext crc;
-      EXPECT_FALSE(crc.RunSafely([&] { compile(gpuModule, "maxnreg=64"); }));
-    }
-    EXPECT_NE(takeLastFatalError().find("Cannot select"), std::string::npos);
-    return getRocdlSharedCodegenStats().notKept - before;
-  };
-  // Beside another, it keeps nothing: the compile reaches the claim.
-  EXPECT_EQ(notKept(1), 1u);
-  // Alone, it keeps unless a state of its shared module exists or is being
-  // kept: not kept the second time, the first one's claim outlived its crash.
-  EXPECT_EQ(notKept(0), 0u);
-  EXPECT_EQ(notKept(0), 0u);
-}
-
-TEST_F(RocdlSharedCodegenTest, FatalErrorWhileKeepingInABatchReleasesTheClaim) {
-  // As the batch executor runs a variant: no crash recovery context, the
-  // binary pass unwinds the fatal error itself (runUnwindingFatalErrors).
-  std::string gpuModule = make(kUnselectableKernel, "gfx942", "215.25");
-  auto notKept = [&](size_t running) {
-    VariantQueue queue(1);
-    queue.running = running;
-    ScopedVariantQueue started(queue);
-    uint64_t before = getRocdlSharedCodegenStats().notKept;
-    OwningOpRef<ModuleOp> source =
-        makeHintedCopies(context, gpuModule, "maxnreg=64");
-    EXPECT_TRUE(failed(runModuleToIsa(*source)));
-    return getRocdlSharedCodegenStats().notKept - before;
-  };
-  EXPECT_EQ(notKept(1), 1u);
-  EXPECT_EQ(notKept(0), 0u);
-  EXPECT_EQ(notKept(0), 0u);
+  for (bool inCrashRecovery : {true, false}) {
+    std::string gpuModule = make(kUnselectableKernel, "gfx942",
+                                 inCrashRecovery ? "214.25" : "215.25");
+    // What one variant, the last of its sweep with `running` beside it,
+    // counted as not kept.
+    auto notKept = [&](size_t running) {
+      VariantQueue queue(1);
+      queue.running = running;
+      ScopedVariantQueue started(queue);
+      uint64_t before = getRocdlSharedCodegenStats().notKept;
+      auto compileFailing = [&] {
+        OwningOpRef<ModuleOp> source =
+            makeHintedCopies(context, gpuModule, "maxnreg=64");
+        return runModuleToIsa(*source);
+      };
+      if (inCrashRecovery) {
+        llvm::CrashRecoveryContext crc;
+        EXPECT_FALSE(crc.RunSafely([&] { (void)compileFailing(); }));
+        EXPECT_NE(takeLastFatalError().find("Cannot select"),
+                  std::string::npos);
+      } else {
+        EXPECT_TRUE(failed(compileFailing()));
+      }
+      return getRocdlSharedCodegenStats().notKept - before;
+    };
+    // Beside another, it keeps nothing: the compile reaches the claim.
+    EXPECT_EQ(notKept(1), 1u) << inCrashRecovery;
+    // Alone, it keeps unless a state of its shared module exists or is being
+    // kept: not kept the second time where the first one's claim outlived
+    // its fatal error.
+    EXPECT_EQ(notKept(0), 0u) << inCrashRecovery;
+    EXPECT_EQ(notKept(0), 0u) << inCrashRecovery;
+  }
 }
 
 TEST(CompileObservedTest, OptionsThatWatchLlvmByName) {
