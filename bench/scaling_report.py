@@ -155,6 +155,13 @@ def render(data, command):
         probes = {}
         for c in rows:
             probes.setdefault((c["t_one_s"], c["t_pre_s"]), []).append(str(c.get("call", "")))
+        cells_at = [(c["P"], c["N"]) for c in rows]
+
+        def label(c):
+            # Merged calls that measured the same cell: which call each row is.
+            twice = cells_at.count((c["P"], c["N"])) > 1
+            return f"{c['N']} (call {c['call']})" if twice else str(c["N"])
+
         probe = [f"{one:.2f} s, T_pre {pre:.3f} s"
                  + (f" (call {', '.join(dict.fromkeys(calls))})" if len(probes) > 1 else "")
                  for (one, pre), calls in probes.items()]
@@ -166,7 +173,7 @@ def render(data, command):
         for c in rows:
             s = cell_stats(c)
             out.append(
-                f"| {c['P']} | {c['N']} | {fmt(s['serial'])}{' est' if s['serial_est'] else ''} | "
+                f"| {c['P']} | {label(c)} | {fmt(s['serial'])}{' est' if s['serial_est'] else ''} | "
                 f"{fmt(s['parallel'])} | {fmt(s['fly'])} | {fmt(s['ideal'])} | "
                 f"{fmt(s['eff'])} | {fmt(s['x_serial'], '.1f')} | {fmt(s['x_parallel'])} | "
                 f"{fmt(s['cpu_parallel'], '.1f')} / {fmt(s['cpu_fly'], '.1f')} | "
@@ -187,7 +194,7 @@ def render(data, command):
             if not w:
                 continue
             out.append(
-                f"| {c['P']} | {c['N']} | {w['prefix_ms']:.0f} | {w['replay_ms']:.0f} | "
+                f"| {c['P']} | {label(c)} | {w['prefix_ms']:.0f} | {w['replay_ms']:.0f} | "
                 f"{fmt(w['util'])} | {w['threads'] or '-'} | {fmt(w['busy_max'], '.1f')} / "
                 f"{fmt(w['busy_p'], '.1f')} | {fmt(w['cores_mean'], '.1f')} / "
                 f"{fmt(w['cores_max'], '.1f')} | {fmt(w['below_half'], '.0%')} | "
