@@ -211,15 +211,14 @@ optimizeSharingRocdl(std::unique_ptr<llvm::Module> &module, StringRef targetKey,
     return success();
   }
 
-  // A fatal error in `optimize` abandons this frame: the variants waiting
-  // for this entry go on at once.
+  // A fatal error in `optimize`, or in writing what it made, abandons this
+  // frame: the variants waiting for this entry go on at once.
   ReleaseOnUnwind abandoned([key] { table().abandon(key); });
   if (failed(optimize(*module))) {
     abandoned.unregister();
     table().abandon(key);
     return failure();
   }
-  abandoned.unregister();
   // AMDGPUAttributor gives a kernel's register hints to its callees and may
   // infer them: only kernels left, none with a hint, is what the hinted
   // modules' optimisation would have made of them too.
@@ -232,6 +231,7 @@ optimizeSharingRocdl(std::unique_ptr<llvm::Module> &module, StringRef targetKey,
   });
   if (result->eligible)
     writeBitcode(*module, result->bitcode);
+  abandoned.unregister();
   table().insert(key, result);
   if (result->eligible) {
     addHints(*module, hints);
