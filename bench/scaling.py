@@ -51,6 +51,8 @@ import tarfile
 import threading
 import time
 
+import scaling_report  # beside this file, so on sys.path[0] when run
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -426,7 +428,7 @@ class Run:
         """One (target, workload, P, N) cell: naive(-parallel) and fly."""
         hints = hint_sets(target, n)
         hpath = self.hints_file(target, n)
-        what = f"{target} {workload} P={p} N={n}"
+        what = scaling_report.cell_name(target, workload, p, n)
         if self.elapsed() >= self.a.budget_s:
             return self.fits(what, 0)
         t1 = sum(self.probe(target, f"{workload}#{k}", inp) for k, inp in enumerate(inps))
@@ -598,8 +600,6 @@ def main(argv):
         if tool and not a.report_only and not os.access(tool, os.X_OK):
             p.error(f"{tool}: not an executable")
     report = a.report or os.path.join(a.out, "RESULTS-H200.md")
-    sys.path.insert(0, HERE)
-    import scaling_report
     if a.merge and not a.report_only:
         p.error("--merge needs --report-only")
     if a.report_only:

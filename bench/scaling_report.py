@@ -88,6 +88,11 @@ def where(cell, one_sweep):
     }
 
 
+def cell_name(target, workload, p, n):
+    """How the log and the skipped list name one cell."""
+    return f"{target} {workload} P={p} N={n}"
+
+
 def merge(runs):
     """Several runs' scaling.json (calls of one node) as one: each (target,
     workload) table holds the cells of all, P down and N up."""
@@ -98,10 +103,11 @@ def merge(runs):
     for r in runs:
         for c in r["results"]:
             order.setdefault((c["target"], c["workload"]), len(order))
-    cells = [dict(c, call=i + 1) for i, r in enumerate(runs) for c in r["results"]]
+    cells = [dict(c, call=i + 1, per_kernel_fly=r["args"].get("per_kernel_fly"))
+             for i, r in enumerate(runs) for c in r["results"]]
     data["results"] = sorted(cells, key=lambda c: (order[(c["target"], c["workload"])],
                                                    -c["P"], c["N"]))
-    measured = {f"{c['target']} {c['workload']} P={c['P']} N={c['N']}" for c in cells}
+    measured = {cell_name(c["target"], c["workload"], c["P"], c["N"]) for c in cells}
     data["skipped"] = [s for r in runs for s in r["skipped"] if s["what"] not in measured]
     return data
 
@@ -190,7 +196,7 @@ def render(data, command):
                 "cores mean / max | < P/2 | ISA shared | children |",
                 "|---|---|---|---|---|---|---|---|---|---|---|"]
         for c in rows:
-            w = where(c, not data["args"].get("per_kernel_fly"))
+            w = where(c, not c.get("per_kernel_fly", data["args"].get("per_kernel_fly")))
             if not w:
                 continue
             out.append(
