@@ -1,5 +1,4 @@
-//===- FatalErrorsTest.cpp - Releases that run where a fatal error unwinds
-//-===//
+//===- FatalErrorsTest.cpp - Releases where a fatal error unwinds -------===//
 //
 // ReleaseOnUnwind runs its release exactly where the frames holding it are
 // abandoned by a fatal error (runUnwindingFatalErrors, CrashRecoveryContext),
