@@ -559,7 +559,7 @@ def machine():
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--fly-tune", required=True)
+    p.add_argument("--fly-tune", default="", help="the fly-tune under test (not with --report-only)")
     p.add_argument("--fly-opt", default="",
                    help="the naive compiler; without it each naive compile is one "
                         "fly-tune process with a single hint set and --no-cache")
@@ -602,6 +602,8 @@ def main(argv):
     report = a.report or os.path.join(a.out, "RESULTS-H200.md")
     if a.merge and not a.report_only:
         p.error("--merge needs --report-only")
+    if not a.report_only and not a.fly_tune:
+        p.error("--fly-tune is needed to run")
     if a.report_only:
         runs = []
         for folder in [a.out] + a.merge:
