@@ -133,7 +133,7 @@ class Sampler(threading.Thread):
         self.root, self.period, self.skip_root = root, period, skip_root
         self.stop = threading.Event()
         self.thread_ticks = {}   # (pid, tid) -> last ticks seen
-        self.proc_seen = {}      # pid -> comm
+        self.proc_seen = {}      # pid -> comm, the last seen
         self.timeline = []       # (t, busy cores since the last sample, rss, procs)
         self.peak_rss_sum = 0
 
@@ -164,7 +164,9 @@ class Sampler(threading.Thread):
             for pid, st in procs:
                 if self.skip_root and pid == self.root:
                     continue
-                self.proc_seen.setdefault(pid, st["comm"])
+                # A child sampled between fork and exec still has the name
+                # of the thread that forked it: the later name wins.
+                self.proc_seen[pid] = st["comm"]
                 total_rss += st["rss"]
                 try:
                     tids = os.listdir(f"/proc/{pid}/task")
