@@ -422,6 +422,7 @@ class Run:
                 "utilisation": round(busy / (p * m["replay_ms"]), 3)
                 if m.get("replay_ms") else None,
                 "isa_shared": sum(1 for v in vs if v.get("isa_from") not in (None, v["index"])),
+                "codegen_continued": sum(v.get("codegen_continued", 0) for v in vs),
             })
         except (OSError, ValueError, KeyError):
             pass

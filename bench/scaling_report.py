@@ -85,6 +85,9 @@ def where(cell, one_sweep):
         "below_half": (sum(1 for c in cores if c < p / 2) / len(cores)) if cores else None,
         "children": ", ".join(f"{k} x{v}" for k, v in sorted(children.items())) or "none",
         "isa_shared": sum(x.get("isa_shared", 0) for x in man),
+        # Runs before manifests said so have none.
+        "continued": sum(x["codegen_continued"] for x in man)
+        if any("codegen_continued" in x for x in man) else None,
     }
 
 
@@ -185,26 +188,34 @@ def render(data, command):
                 f"{fmt(s['cpu_parallel'], '.1f')} / {fmt(s['cpu_fly'], '.1f')} | "
                 f"{fmt(s['rss_parallel'], '.0f')} ({fmt(s['rss_parallel_sum'], '.0f')}) / "
                 f"{fmt(s['rss_fly'], '.0f')} | {s['failures']} |")
+        wheres = [(c, where(c, not c.get("per_kernel_fly",
+                                          data["args"].get("per_kernel_fly"))))
+                  for c in rows]
+        wheres = [(c, w) for c, w in wheres if w]
+        continued = any(w["continued"] is not None for _, w in wheres)
         out += ["", "Where fly's time went (last repetition): phase 1 and 2 from the "
                 "manifest; util = sum of variant replay time / (P x phase 2); threads = "
                 "threads of fly-tune that used CPU; busy = CPU s of the busiest and of the "
                 "P-th busiest thread; cores = busy cores sampled over the run (mean / max) "
                 "and the share of samples below P/2; children = processes it started. "
                 "Several kernels in one sweep: phases of the longest kernel's manifest, "
-                "util over all variants.", "",
+                "util over all variants." + (
+                    " continued = objects compiled from another variant's kept code "
+                    "generation (the manifests' codegen_continued)." if continued else ""), "",
                 "| P | N | phase 1 ms | phase 2 ms | util | threads | busy max / P-th s | "
-                "cores mean / max | < P/2 | ISA shared | children |",
-                "|---|---|---|---|---|---|---|---|---|---|---|"]
-        for c in rows:
-            w = where(c, not c.get("per_kernel_fly", data["args"].get("per_kernel_fly")))
-            if not w:
-                continue
+                "cores mean / max | < P/2 | ISA shared | " + ("continued | " if continued else "")
+                + "children |",
+                "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if continued else "")
+                + "---|"]
+        for c, w in wheres:
             out.append(
                 f"| {c['P']} | {label(c)} | {w['prefix_ms']:.0f} | {w['replay_ms']:.0f} | "
                 f"{fmt(w['util'])} | {w['threads'] or '-'} | {fmt(w['busy_max'], '.1f')} / "
                 f"{fmt(w['busy_p'], '.1f')} | {fmt(w['cores_mean'], '.1f')} / "
                 f"{fmt(w['cores_max'], '.1f')} | {fmt(w['below_half'], '.0%')} | "
-                f"{w['isa_shared']} | {w['children']} |")
+                f"{w['isa_shared']} | "
+                + (f"{'-' if w['continued'] is None else w['continued']} | " if continued else "")
+                + f"{w['children']} |")
         out.append("")
     cross = [c for c in cells if c["workload"].startswith("gemm ")]
     if cross:

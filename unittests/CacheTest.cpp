@@ -514,6 +514,23 @@ TEST_F(VariantCodecTest, RoundTripsTypedBinaries) {
   EXPECT_EQ(encodeVariant(*back), encodeVariant(result));
 }
 
+TEST_F(VariantCodecTest, CarriesWhereTheIsaCameFrom) {
+  VariantResult result = makeVariant("obj");
+  result.isaFrom = 3;
+  result.codegenContinued = 2;
+  std::optional<VariantResult> back =
+      decodeVariant(encodeVariant(result), context);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->isaFrom, std::optional<unsigned>(3));
+  EXPECT_EQ(back->codegenContinued, 2u);
+  // A whole compile says nothing of it.
+  std::string whole = encodeVariant(makeVariant("obj"));
+  EXPECT_EQ(whole.find("codegen_continued"), std::string::npos);
+  back = decodeVariant(whole, context);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->codegenContinued, 0u);
+}
+
 TEST_F(VariantCodecTest, StoresEachObjectOnce) {
   std::string bytes;
   for (unsigned i = 0; i < 64 * 1024; ++i)

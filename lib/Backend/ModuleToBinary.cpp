@@ -60,7 +60,7 @@ std::optional<gpu::CompilationTarget> parseBinaryFormat(StringRef format) {
 void IntermediateCapture::add(Operation *root, StringRef gpuModule,
                               unsigned targetIndex, Kind kind, StringRef text) {
   std::lock_guard<std::mutex> lock(mutex);
-  std::vector<TargetIntermediates> &list = captured[root];
+  std::vector<TargetIntermediates> &list = captured[root].intermediates;
   auto it = llvm::find_if(list, [&](const TargetIntermediates &entry) {
     return entry.gpuModule == gpuModule && entry.targetIndex == targetIndex;
   });
@@ -72,14 +72,19 @@ void IntermediateCapture::add(Operation *root, StringRef gpuModule,
   (kind == Kind::LlvmIR ? it->llvmIR : it->isa) = text.str();
 }
 
-std::vector<TargetIntermediates> IntermediateCapture::take(Operation *root) {
+void IntermediateCapture::addContinued(Operation *root) {
+  std::lock_guard<std::mutex> lock(mutex);
+  ++captured[root].codegenContinued;
+}
+
+CapturedReplay IntermediateCapture::take(Operation *root) {
   std::lock_guard<std::mutex> lock(mutex);
   auto it = captured.find(root);
   if (it == captured.end())
     return {};
-  std::vector<TargetIntermediates> list = std::move(it->second);
+  CapturedReplay seen = std::move(it->second);
   captured.erase(it);
-  return list;
+  return seen;
 }
 
 LogicalResult replaceWithBinary(
@@ -218,6 +223,9 @@ public:
       lent->keep();
   }
 
+  /// Whether the ISA continued another variant's kept code generation.
+  bool continuedSharedCodegen() const { return continuedCodegen; }
+
 protected:
   FailureOr<SmallVector<char, 0>>
   compileToBinary(StringRef serializedISA) override {
@@ -273,9 +281,10 @@ private:
       shared = fly::codegenSharingRocdl(sharing, llvmContext, llvmModule, lent);
     if (shared)
       serializedISA = std::move(shared->isa);
-    if (shared && shared->continued &&
-        fly::getRocdlSharedCodegenMode() ==
-            fly::RocdlSharedCodegenMode::Verify) {
+    bool verify = fly::getRocdlSharedCodegenMode() ==
+                  fly::RocdlSharedCodegenMode::Verify;
+    continuedCodegen = shared && shared->continued && !verify;
+    if (shared && shared->continued && verify) {
       FailureOr<SmallString<0>> whole = translateModuleToISA(
           module, *machine, [&]() { return getOperation().emitError(); });
       // One write: variants on other threads say the same.
@@ -339,6 +348,7 @@ private:
   std::optional<fly::LentTargetMachine> lent;
   bool keepable = true;
   bool servedModule = false;
+  bool continuedCodegen = false;
 };
 
 /// Keeps the error diagnostics of the LLVMContext a serializer compiles in
@@ -392,15 +402,18 @@ private:
 /// What ROCDLTargetAttrImpl::serializeToObject does, with our serializer.
 /// Its TargetMachine goes back to the pool only if it returned an object
 /// and `llvmErrors` is still empty.
+/// `continued`: whether its ISA continued another variant's kept code
+/// generation.
 static std::optional<SmallVector<char, 0>>
 serializeRocdl(gpu::GPUModuleOp gpuModule, ROCDL::ROCDLTargetAttr target,
                const gpu::TargetOptions &options,
-               const std::string &llvmErrors) {
+               const std::string &llvmErrors, bool &continued) {
   CapturingRocdlSerializer serializer(*gpuModule, target, options);
   serializer.init();
   std::optional<SmallVector<char, 0>> object = serializer.run();
   if (object && llvmErrors.empty())
     serializer.keepMachine();
+  continued = object && serializer.continuedSharedCodegen();
   return object;
 }
 
@@ -452,20 +465,23 @@ void ModuleToBinaryPass::runOnOperation() {
       module.getContext().setDiagnosticHandler(
           std::make_unique<LLVMErrorKeeper>(llvmErrors));
     };
+    bool texts = capture && capture->capturesTexts();
     gpu::TargetOptions targetOptions(
         toolkitPath, librariesToLink, cmdOptions, elfSection, *targetFormat,
         lazyTableBuilder, onInitialIR, {},
-        capture ? llvm::function_ref<void(llvm::Module &)>(onOptimizedIR)
-                : nullptr,
-        capture ? llvm::function_ref<void(StringRef)>(onIsa) : nullptr);
+        texts ? llvm::function_ref<void(llvm::Module &)>(onOptimizedIR)
+              : nullptr,
+        texts ? llvm::function_ref<void(StringRef)>(onIsa) : nullptr);
     // ROCDL through the mirrored serializer: upstream's drops the callbacks,
     // and with them the error keeper.
     auto rocdl = dyn_cast<ROCDL::ROCDLTargetAttr>(target);
     std::optional<SmallVector<char, 0>> serializedModule;
+    bool continued = false;
     std::optional<std::string> ended = fly::runUnwindingFatalErrors([&] {
-      serializedModule =
-          rocdl ? serializeRocdl(gpuModule, rocdl, targetOptions, llvmErrors)
-                : target.serializeToObject(gpuModule, targetOptions);
+      serializedModule = rocdl ? serializeRocdl(gpuModule, rocdl, targetOptions,
+                                                llvmErrors, continued)
+                               : target.serializeToObject(gpuModule,
+                                                          targetOptions);
     });
     if (ended) {
       gpuModule.emitError() << "the binary pass hit " << *ended;
@@ -484,6 +500,8 @@ void ModuleToBinaryPass::runOnOperation() {
         target.createObject(gpuModule, *serializedModule, targetOptions);
     if (!object)
       gpuModule.emitError("An error happened while creating the object.");
+    else if (continued && capture)
+      capture->addContinued(root);
     return object;
   };
   for (Region &region : getOperation()->getRegions())

@@ -57,6 +57,8 @@ std::string encodeVariant(const VariantResult &result, bool withIntermediates) {
     root["error"] = result.error;
   if (result.isaFrom)
     root["isa_from"] = *result.isaFrom;
+  if (result.codegenContinued)
+    root["codegen_continued"] = result.codegenContinued;
   if (withIntermediates && !result.intermediates.empty()) {
     json::Array intermediates;
     for (const TargetIntermediates &seen : result.intermediates)
@@ -192,6 +194,9 @@ std::optional<VariantResult> decodeVariant(StringRef payload,
   if (std::optional<int64_t> isaFrom = obj->getInteger("isa_from");
       isaFrom && *isaFrom >= 0 && *isaFrom <= UINT32_MAX)
     result.isaFrom = static_cast<unsigned>(*isaFrom);
+  if (std::optional<int64_t> continued = obj->getInteger("codegen_continued");
+      continued && *continued > 0 && *continued <= UINT32_MAX)
+    result.codegenContinued = static_cast<unsigned>(*continued);
   std::vector<VariantBinary> typed;
   {
     AttributeReader reader(context);

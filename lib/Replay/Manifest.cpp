@@ -97,6 +97,10 @@ json::Object variantToJSON(const VariantResult &result,
   // Which variant's ISA compile these objects were finished from (reuse-isa).
   if (result.isaFrom)
     entry["isa_from"] = *result.isaFrom;
+  // How many of its objects continued another variant's kept ROCDL code
+  // generation.
+  if (result.codegenContinued)
+    entry["codegen_continued"] = result.codegenContinued;
   json::Array objects;
   for (const VariantObject &object : result.objects) {
     json::Object entry{

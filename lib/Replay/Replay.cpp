@@ -65,7 +65,7 @@ struct ReplayStage {
   IntermediateCapture *capture = nullptr;
   std::function<LogicalResult(unsigned index, ModuleOp variant)> prepare;
   std::function<void(unsigned index, ModuleOp variant, double ms,
-                     unsigned batch, std::vector<TargetIntermediates> seen)>
+                     unsigned batch, CapturedReplay seen)>
       done;
   std::function<void(unsigned index, const std::string &error)> fail;
   /// The pipeline reads only the gpu.modules' attributes and their kernels'
@@ -126,14 +126,15 @@ public:
     stage.pipeline = &pipeline;
     stage.capture = capture;
     stage.done = [this, capture](unsigned index, ModuleOp variant, double ms,
-                                 unsigned batch,
-                                 std::vector<TargetIntermediates> seen) {
+                                 unsigned batch, CapturedReplay seen) {
       VariantResult &result = results[index];
       result.replayMs += ms;
       result.replayedWith = batch;
       recordBinaries(result, variant);
-      if (capture)
-        result.intermediates = std::move(seen);
+      if (capture) {
+        result.intermediates = std::move(seen.intermediates);
+        result.codegenContinued = seen.codegenContinued;
+      }
       finish(index);
     };
     stage.fail = [this](unsigned index, const std::string &error) {
@@ -349,7 +350,7 @@ void BatchCompiler::compile(ArrayRef<unsigned> indices,
   for (auto [index, variant] : variants) {
     // Taken from the capture either way: a variant compiled again starts
     // afresh.
-    std::vector<TargetIntermediates> seen;
+    CapturedReplay seen;
     if (stage.capture)
       seen = stage.capture->take(variant);
     if (succeeded(status) || variant.getOps<gpu::GPUModuleOp>().empty())
@@ -446,6 +447,7 @@ void copyVariantOutcome(VariantResult &copy, const VariantResult &from) {
   copy.replayedWith = from.replayedWith;
   copy.duplicateOf = from.index;
   copy.isaFrom = from.isaFrom;
+  copy.codegenContinued = from.codegenContinued;
   copy.skipped = from.skipped;
 }
 
@@ -475,9 +477,7 @@ static LogicalResult compileSharedIsa(BatchCompiler &compiler,
     return success();
   BinaryPassOptions isaPass = binaryPass;
   isaPass.compilationTarget = "isa";
-  std::shared_ptr<IntermediateCapture> capture;
-  if (captureIntermediates)
-    capture = std::make_shared<IntermediateCapture>();
+  auto capture = std::make_shared<IntermediateCapture>(captureIntermediates);
   OpPassManager pipeline = buildReplayPipeline(isaPass, extraOpts, capture);
   llvm::StringMap<size_t> kernelCounts;
   for (gpu::GPUModuleOp gpuModule : gpuModules)
@@ -493,11 +493,12 @@ static LogicalResult compileSharedIsa(BatchCompiler &compiler,
     return success();
   };
   stage.done = [&](unsigned index, ModuleOp variant, double ms, unsigned,
-                   std::vector<TargetIntermediates> seen) {
+                   CapturedReplay seen) {
     SharedIsa isa;
     isa.producer = compiler.labelOf(index);
     isa.ms = ms;
-    isa.intermediates = std::move(seen);
+    isa.intermediates = std::move(seen.intermediates);
+    isa.codegenContinued = seen.codegenContinued;
     for (auto binary : variant.getOps<gpu::BinaryOp>()) {
       isa.objects[binary.getName()] = binary.getObjectsAttr();
       isa.shareable &= hasSentinelsOnce(binary.getObjectsAttr(),
@@ -585,9 +586,8 @@ static LogicalResult replay(ModuleOp source, const ReplayPlan &plan,
       options.sharedIsa ? options.sharedIsa
                         : std::make_shared<SharedIsaTable>();
   for (auto &[extraOpts, indices] : groups) {
-    std::shared_ptr<IntermediateCapture> capture;
-    if (plan.captureIntermediates)
-      capture = std::make_shared<IntermediateCapture>();
+    auto capture =
+        std::make_shared<IntermediateCapture>(plan.captureIntermediates);
     OpPassManager pipeline =
         buildReplayPipeline(plan.binaryPass, extraOpts, capture);
     ReplayStage plain = compiler.recordingStage(pipeline, capture.get());
@@ -627,6 +627,7 @@ static LogicalResult replay(ModuleOp source, const ReplayPlan &plan,
         continue;
       }
       results[k].replayMs = isa->ms;
+      results[k].codegenContinued = isa->codegenContinued;
       // The plan lets a capturing entry share only its own ISA compile.
       results[k].intermediates = isa->intermediates;
       isaOf[k] = std::move(*isa);

@@ -1,7 +1,9 @@
 //===- IntermediateCapture.h - What a binary pass went through -*- C++ -*-===//
 //
-// The LLVM IR and ISA each target of each gpu.module went through in
-// fly-module-to-binary (ModuleToBinary.h), kept for FLY_DUMP_IR.
+// What fly-module-to-binary (ModuleToBinary.h) went through on its way to
+// each variant's objects: the LLVM IR and ISA of each target of each
+// gpu.module, kept for FLY_DUMP_IR, and how many of them continued another
+// variant's kept code generation (RocdlSharedCodegen.h), for the manifest.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,21 +34,37 @@ struct TargetIntermediates {
   std::string isa;
 };
 
-/// Where fly-module-to-binary hands its intermediates. Thread-safe: the
+/// What the pass went through while it ran on one variant module.
+struct CapturedReplay {
+  /// With texts captured: in serialization order (gpu.modules, then
+  /// targets).
+  std::vector<TargetIntermediates> intermediates;
+  /// The targets whose ISA continued another variant's kept code generation
+  /// instead of compiling whole.
+  unsigned codegenContinued = 0;
+};
+
+/// Where fly-module-to-binary hands what it went through. Thread-safe: the
 /// pass runs on several variant modules at once (the context's thread pool)
 /// and every instance of one pipeline shares the capture.
 class IntermediateCapture {
 public:
+  /// `texts`: the LLVM IR and ISA too (printing the IR costs a compile
+  /// time); without, only the counts.
+  explicit IntermediateCapture(bool texts = true) : texts(texts) {}
+  bool capturesTexts() const { return texts; }
+
   enum class Kind { LlvmIR, Isa };
   void add(mlir::Operation *root, llvm::StringRef gpuModule,
            unsigned targetIndex, Kind kind, llvm::StringRef text);
-  /// Removes and returns what the pass captured while it ran on `root`, in
-  /// serialization order (gpu.modules, then targets).
-  std::vector<TargetIntermediates> take(mlir::Operation *root);
+  void addContinued(mlir::Operation *root);
+  /// Removes and returns what the pass captured while it ran on `root`.
+  CapturedReplay take(mlir::Operation *root);
 
 private:
+  const bool texts;
   std::mutex mutex;
-  llvm::DenseMap<mlir::Operation *, std::vector<TargetIntermediates>> captured;
+  llvm::DenseMap<mlir::Operation *, CapturedReplay> captured;
 };
 
 } // namespace fly

@@ -106,6 +106,10 @@ struct VariantResult {
   /// With ReplayPlan::reuseIsa: the variant whose ISA compile this one's
   /// objects were assembled from (itself when it ran it).
   std::optional<unsigned> isaFrom;
+  /// How many of its objects (gpu.module x ROCDL target) were compiled from
+  /// another variant's kept code generation (RocdlSharedCodegen.h), through
+  /// their ISA compile, not whole.
+  unsigned codegenContinued = 0;
   /// Never compiled: the sweep's time budget was spent, or the sweep was
   /// cancelled, before it started (`error` says which).
   bool skipped = false;
