@@ -281,8 +281,8 @@ private:
       shared = fly::codegenSharingRocdl(sharing, llvmContext, llvmModule, lent);
     if (shared)
       serializedISA = std::move(shared->isa);
-    bool verify = fly::getRocdlSharedCodegenMode() ==
-                  fly::RocdlSharedCodegenMode::Verify;
+    bool verify =
+        fly::getRocdlSharedCodegenMode() == fly::RocdlSharedCodegenMode::Verify;
     continuedCodegen = shared && shared->continued && !verify;
     if (shared && shared->continued && verify) {
       FailureOr<SmallString<0>> whole = translateModuleToISA(
@@ -406,8 +406,8 @@ private:
 /// generation.
 static std::optional<SmallVector<char, 0>>
 serializeRocdl(gpu::GPUModuleOp gpuModule, ROCDL::ROCDLTargetAttr target,
-               const gpu::TargetOptions &options,
-               const std::string &llvmErrors, bool &continued) {
+               const gpu::TargetOptions &options, const std::string &llvmErrors,
+               bool &continued) {
   CapturingRocdlSerializer serializer(*gpuModule, target, options);
   serializer.init();
   std::optional<SmallVector<char, 0>> object = serializer.run();
@@ -478,10 +478,10 @@ void ModuleToBinaryPass::runOnOperation() {
     std::optional<SmallVector<char, 0>> serializedModule;
     bool continued = false;
     std::optional<std::string> ended = fly::runUnwindingFatalErrors([&] {
-      serializedModule = rocdl ? serializeRocdl(gpuModule, rocdl, targetOptions,
-                                                llvmErrors, continued)
-                               : target.serializeToObject(gpuModule,
-                                                          targetOptions);
+      serializedModule =
+          rocdl ? serializeRocdl(gpuModule, rocdl, targetOptions, llvmErrors,
+                                 continued)
+                : target.serializeToObject(gpuModule, targetOptions);
     });
     if (ended) {
       gpuModule.emitError() << "the binary pass hit " << *ended;
