@@ -422,7 +422,13 @@ class Run:
                 "utilisation": round(busy / (p * m["replay_ms"]), 3)
                 if m.get("replay_ms") else None,
                 "isa_shared": sum(1 for v in vs if v.get("isa_from") not in (None, v["index"])),
-                "codegen_continued": sum(v.get("codegen_continued", 0) for v in vs),
+                # Each compile once: not copies, not variants finished from
+                # another's ISA; None where the fly-tune does not say.
+                "codegen_continued": sum(
+                    v.get("codegen_continued", 0) for v in vs
+                    if v.get("isa_from") in (None, v["index"])
+                    and not (v.get("duplicate_of") is not None and not v.get("replay_ms")))
+                if any("codegen_continued" in v for v in m["variants"]) else None,
             })
         except (OSError, ValueError, KeyError):
             pass

@@ -86,8 +86,8 @@ def where(cell, one_sweep):
         "children": ", ".join(f"{k} x{v}" for k, v in sorted(children.items())) or "none",
         "isa_shared": sum(x.get("isa_shared", 0) for x in man),
         # Runs before manifests said so have none.
-        "continued": sum(x["codegen_continued"] for x in man)
-        if any("codegen_continued" in x for x in man) else None,
+        "continued": sum(x.get("codegen_continued") or 0 for x in man)
+        if any(x.get("codegen_continued") is not None for x in man) else None,
     }
 
 
@@ -200,8 +200,10 @@ def render(data, command):
                 "and the share of samples below P/2; children = processes it started. "
                 "Several kernels in one sweep: phases of the longest kernel's manifest, "
                 "util over all variants." + (
-                    " continued = objects compiled from another variant's kept code "
-                    "generation (the manifests' codegen_continued)." if continued else ""), "",
+                    " continued = objects compiled from a kept code generation (the "
+                    "manifests' codegen_continued; each compile once; - where no variant "
+                    "said so: none continued, or a fly-tune before that key)."
+                    if continued else ""), "",
                 "| P | N | phase 1 ms | phase 2 ms | util | threads | busy max / P-th s | "
                 "cores mean / max | < P/2 | ISA shared | " + ("continued | " if continued else "")
                 + "children |",

@@ -57,7 +57,7 @@ std::string encodeVariant(const VariantResult &result, bool withIntermediates) {
     root["error"] = result.error;
   if (result.isaFrom)
     root["isa_from"] = *result.isaFrom;
-  if (result.codegenContinued)
+  if (result.codegenContinued && result.succeeded())
     root["codegen_continued"] = result.codegenContinued;
   if (withIntermediates && !result.intermediates.empty()) {
     json::Array intermediates;

@@ -60,6 +60,8 @@ public:
       warnings.push_back("discarding unreadable cached variant " + entry.id);
       return std::nullopt;
     }
+    // Not compiled in this run, whatever the run that stored it did.
+    cached->codegenContinued = 0;
     return cached;
   }
   std::unique_ptr<CacheKeyLock> lock(const PlanEntry &entry) override {

@@ -97,8 +97,7 @@ json::Object variantToJSON(const VariantResult &result,
   // Which variant's ISA compile these objects were finished from (reuse-isa).
   if (result.isaFrom)
     entry["isa_from"] = *result.isaFrom;
-  // How many of its objects continued another variant's kept ROCDL code
-  // generation.
+  // How many of its objects continued a kept ROCDL code generation.
   if (result.codegenContinued)
     entry["codegen_continued"] = result.codegenContinued;
   json::Array objects;

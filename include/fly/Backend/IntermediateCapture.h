@@ -2,8 +2,8 @@
 //
 // What fly-module-to-binary (ModuleToBinary.h) went through on its way to
 // each variant's objects: the LLVM IR and ISA of each target of each
-// gpu.module, kept for FLY_DUMP_IR, and how many of them continued another
-// variant's kept code generation (RocdlSharedCodegen.h), for the manifest.
+// gpu.module, kept for FLY_DUMP_IR, and how many of them continued a
+// kept code generation (RocdlSharedCodegen.h), for the manifest.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,7 +39,7 @@ struct CapturedReplay {
   /// With texts captured: in serialization order (gpu.modules, then
   /// targets).
   std::vector<TargetIntermediates> intermediates;
-  /// The targets whose ISA continued another variant's kept code generation
+  /// The targets whose ISA continued a kept code generation
   /// instead of compiling whole.
   unsigned codegenContinued = 0;
 };

@@ -72,7 +72,7 @@ struct SharedIsa {
   llvm::StringMap<mlir::ArrayAttr> objects;
   /// With a capturing plan: the LLVM IR and ISA of the compile.
   std::vector<TargetIntermediates> intermediates;
-  /// Its targets whose ISA continued another variant's kept code generation.
+  /// Its targets whose ISA continued a kept code generation.
   unsigned codegenContinued = 0;
   /// Wall time of the compile batch it was part of.
   double ms = 0;

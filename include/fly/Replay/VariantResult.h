@@ -107,8 +107,9 @@ struct VariantResult {
   /// objects were assembled from (itself when it ran it).
   std::optional<unsigned> isaFrom;
   /// How many of its objects (gpu.module x ROCDL target) were compiled from
-  /// another variant's kept code generation (RocdlSharedCodegen.h), through
-  /// their ISA compile, not whole.
+  /// a kept code generation (RocdlSharedCodegen.h), through their ISA
+  /// compile, not whole; a copy or a variant finished from another's ISA
+  /// repeats that compile's count. 0 for a result from the cache.
   unsigned codegenContinued = 0;
   /// Never compiled: the sweep's time budget was spent, or the sweep was
   /// cancelled, before it started (`error` says which).
