@@ -200,8 +200,11 @@ def test_write_matches_fly_tune(rocdl, tile_matmul, tmp_path):
     assert set(ours) == set(theirs)
     assert ours["binary_pass"] == theirs["binary_pass"]
     assert sorted(os.listdir(tmp_path / "py")) == sorted(os.listdir(tmp_path / "tune"))
+    # How a run got a variant (from the cache, continuing a kept code
+    # generation) depends on the run, not on what it wrote.
+    how = {"from_cache", "codegen_continued"}
     for a, b in zip(ours["variants"], theirs["variants"]):
-        assert set(a) == set(b) - {"from_cache"} or set(a) == set(b)
+        assert set(a) - how == set(b) - how
         assert (a["id"], a["hints"], a["files"]) == (b["id"], b["hints"], b["files"])
         for name in a["files"]:
             if not name.endswith(".mlir"):
