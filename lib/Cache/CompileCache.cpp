@@ -492,6 +492,13 @@ CompileCache::getOrCompute(StringRef kind, const CacheKey &key,
       return cached;
     }
   }
+  // Another process may have stored the key and let go of its lock between
+  // the first lookup and ours.
+  if (keyLock->getState() == CacheKeyLock::State::Owned)
+    if (std::optional<std::string> cached = lookup(kind, key)) {
+      hit = true;
+      return cached;
+    }
   std::optional<std::string> payload = compute();
   if (payload)
     store(kind, key, *payload);

@@ -182,19 +182,25 @@ executePlan(ReplayExecutor &executor, const ReplayWork &work,
       misses.push_back(e);
     }
   }
-  if (options.planned)
-    options.planned(cached, misses.size());
   // Keys another process is compiling right now are waited for, not
-  // compiled twice.
+  // compiled twice; one it stored and let go of between the lookup above and
+  // our lock is read now.
   std::vector<unsigned> mine, others;
   for (unsigned e : misses) {
     unsigned k = positionOf.lookup(e);
     if (readCache)
       locks[k] = options.cache->lock(plan.entries[e]);
+    if (locks[k] && locks[k]->getState() == CacheKeyLock::State::Owned &&
+        takeCached(e)) {
+      ++cached;
+      continue;
+    }
     bool elsewhere =
         locks[k] && locks[k]->getState() == CacheKeyLock::State::OwnedByOther;
     (elsewhere ? others : mine).push_back(e);
   }
+  if (options.planned)
+    options.planned(cached, mine.size() + others.size());
   // The held keys are waited for all at once, beside the compile of the
   // others: N keys another process holds cost the slowest one, not the sum.
   std::vector<CacheKeyLock *> waited;
