@@ -8,6 +8,7 @@
 
 #include "fly/Backend/RocdlSharedCodegen.h"
 #include "Backend/CompileObserved.h"
+#include "Backend/RocdlSharedCodegenTesting.h"
 #include "ModuleIsa.h"
 #include "Support/FatalErrors.h"
 #include "fly/Backend/VariantQueue.h"
@@ -20,8 +21,11 @@
 
 #include "gtest/gtest.h"
 
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace mlir;
@@ -147,7 +151,8 @@ protected:
             after.probes - before.probes,
             after.widenedProbes - before.widenedProbes,
             after.continuedEarly - before.continuedEarly,
-            after.notKept - before.notKept};
+            after.notKept - before.notKept,
+            after.awaitedChecks - before.awaitedChecks};
   }
 
   /// compileBothWays() as one variant of a sweep with `notStarted` variants
@@ -349,6 +354,90 @@ TEST_F(RocdlSharedCodegenTest, FatalErrorWhileKeepingReleasesTheClaim) {
     EXPECT_EQ(notKept(0), 0u) << inCrashRecovery;
     EXPECT_EQ(notKept(0), 0u) << inCrashRecovery;
   }
+}
+
+/// What one thread says to another in ContinuesWhileTheCheckRuns.
+class Signals {
+public:
+  void raise(StringRef what) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      raised.push_back(what.str());
+    }
+    changed.notify_all();
+  }
+  /// Until one of `whats` was raised.
+  void await(std::initializer_list<StringRef> whats) {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] {
+      return llvm::any_of(whats, [&](StringRef what) {
+        return llvm::is_contained(raised, what.str());
+      });
+    });
+  }
+
+private:
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::string> raised;
+};
+
+TEST_F(RocdlSharedCodegenTest, ContinuesWhileTheCheckRuns) {
+  // Two kept states of a target no continuation was checked on yet: the
+  // variant that takes the first checks the target; one that takes the
+  // second meanwhile continues too and waits for that verdict, instead of
+  // compiling whole. (gfx950: no other test of this process continues on
+  // it, so its check is still to make.)
+  std::string gpuModule = make(kStraightKernel, "gfx950", "216.25");
+  Signals signals;
+  RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
+  std::vector<std::string> isa(4);
+  // Hint set `index`'s ISA, compiled in a context of its own as a variant of
+  // a sweep with more to start.
+  auto compileOne = [&](size_t index, StringRef hints) {
+    MLIRContext own(registry, MLIRContext::Threading::DISABLED);
+    own.loadAllAvailableDialects();
+    VariantQueue queue(4);
+    ScopedVariantQueue started(queue);
+    OwningOpRef<ModuleOp> source = makeHintedCopies(own, gpuModule, hints);
+    std::vector<std::string> one = compileToIsa(*source);
+    if (one.size() == 1)
+      isa[index] = one.front();
+  };
+  setRocdlSharedCodegenTestHooks({[&] {
+                                    signals.raise("checking");
+                                    signals.await({"check"});
+                                  },
+                                  [&] { signals.raise("awaiting"); }});
+  // The first state.
+  compileOne(0, "maxnreg=200");
+  std::thread checker([&] {
+    compileOne(1, "maxnreg=128");
+    signals.raise("checker done");
+  });
+  signals.await({"checking", "checker done"});
+  // The first state is the checker's: a second one is kept.
+  compileOne(2, "maxnreg=96");
+  std::thread waiter([&] {
+    compileOne(3, "maxnreg=64");
+    signals.raise("waiter done");
+  });
+  signals.await({"awaiting", "waiter done"});
+  signals.raise("check");
+  checker.join();
+  waiter.join();
+  setRocdlSharedCodegenTestHooks({});
+  RocdlSharedCodegenStats after = getRocdlSharedCodegenStats();
+  EXPECT_EQ(after.cuts - before.cuts, 2u);
+  EXPECT_EQ(after.continued - before.continued, 2u);
+  EXPECT_EQ(after.awaitedChecks - before.awaitedChecks, 1u);
+  std::vector<std::string> whole;
+  setenv("FLY_ROCDL_CODEGEN_CUT", "0", 1);
+  whole = compile(gpuModule, "maxnreg=200;maxnreg=128;maxnreg=96;maxnreg=64");
+  unsetenv("FLY_ROCDL_CODEGEN_CUT");
+  ASSERT_EQ(whole.size(), isa.size());
+  for (size_t i = 0; i < isa.size(); ++i)
+    EXPECT_TRUE(isa[i] == whole[i]) << "ISA of hint set #" << i;
 }
 
 TEST(CompileObservedTest, OptionsThatWatchLlvmByName) {

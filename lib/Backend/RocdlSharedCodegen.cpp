@@ -2,6 +2,7 @@
 
 #include "fly/Backend/RocdlSharedCodegen.h"
 #include "CompileObserved.h"
+#include "RocdlSharedCodegenTesting.h"
 #include "Support/Environment.h"
 #include "Support/FatalErrors.h"
 #include "fly/Backend/CodegenCut.h"
@@ -21,7 +22,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <mutex>
@@ -237,9 +240,20 @@ public:
     return it->second;
   }
   void setTargetFaithful(const std::string &target, bool value) {
-    std::lock_guard<std::mutex> lock(mutex);
-    faithful.try_emplace(target, value);
-    checking.erase(target);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      faithful.try_emplace(target, value);
+      checking.erase(target);
+    }
+    verdictSet.notify_all();
+  }
+  /// The verdict on `target`, once the thread checking it has given one: it
+  /// always does, a crash in the check included (isFaithful), and a check
+  /// never waits for another.
+  bool awaitTargetFaithful(const std::string &target) {
+    std::unique_lock<std::mutex> lock(mutex);
+    verdictSet.wait(lock, [&] { return faithful.count(target) != 0; });
+    return faithful.find(target)->second;
   }
   /// Whether the caller is the one to check `target` now: not known yet and
   /// nobody checking it (a check costs a continuation; one is enough).
@@ -289,6 +303,7 @@ private:
   std::list<std::unique_ptr<CutState>> idle;
   std::deque<std::shared_ptr<const RocdlOptimizedModule>> refusedModules;
   std::map<std::string, bool> faithful;
+  std::condition_variable verdictSet;
   std::set<std::string> checking;
   std::map<const RocdlOptimizedModule *, size_t> keeping;
   size_t liveBytes = 0;
@@ -310,7 +325,12 @@ CutState::~CutState() {
 
 std::atomic<uint64_t> cuts{0}, continued{0}, refusedModules{0},
     refusedVariants{0}, probes{0}, widenedProbes{0}, continuedEarly{0},
-    notKept{0};
+    notKept{0}, awaitedChecks{0};
+
+RocdlSharedCodegenTestHooks &getTestHooks() {
+  static RocdlSharedCodegenTestHooks hooks;
+  return hooks;
+}
 
 /// Whether a variant with `hints` may be kept: not if it caps the waves per
 /// EU (a continuation's occupancy is the kept one, lowered to its own limit,
@@ -395,14 +415,16 @@ std::string checkKey(const std::string &target, bool early) {
 /// before the first such continuation, or the copies leave out something
 /// this target's code generation put into the machine functions (then
 /// nothing of this target is continued from there). Pending while another
-/// thread checks, or where this state cannot (kept after the check was
-/// first needed).
+/// thread checks (a state without the kept ISA is only made once both
+/// verdicts are known).
 Faithful isFaithful(CutState &state, bool early) {
   std::string key = checkKey(state.target, early);
   if (std::optional<bool> known = pool().isTargetFaithful(key))
     return *known ? Faithful::Yes : Faithful::No;
   if (state.keptIsa.empty() || !pool().claimCheck(key))
     return Faithful::Pending;
+  if (const std::function<void()> &hook = getTestHooks().checking)
+    hook();
   // A crash in the check says no: the kept variant compiled whole, so what
   // crashed is the continuation.
   ReleaseOnUnwind crashed([key] { pool().setTargetFaithful(key, false); });
@@ -417,6 +439,20 @@ Faithful isFaithful(CutState &state, bool early) {
   return faithful ? Faithful::Yes : Faithful::No;
 }
 
+/// Whether a continuation made while the check of its target and point was
+/// pending (`verdict`) stands: it waits for that check, which started first
+/// and costs one continuation too, rather than compiling whole meanwhile
+/// (at P threads, the P variants after the first P all found the check
+/// running).
+bool standsOnVerdict(const CutState &state, bool early, Faithful verdict) {
+  if (verdict != Faithful::Pending)
+    return verdict == Faithful::Yes;
+  ++awaitedChecks;
+  if (const std::function<void()> &hook = getTestHooks().awaitingVerdict)
+    hook();
+  return pool().awaitTargetFaithful(checkKey(state.target, early));
+}
+
 /// `state` continued with `sharing`'s hints; nullopt where it would not be
 /// exact (`refusal` says why) or LLVM said something (`diagnosed`); `state`
 /// is given back where it may serve another variant.
@@ -428,16 +464,9 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
   // A crash in a continuation abandons the state with the variant's frames:
   // its bytes out of the budget. Not once given back: then it is the pool's.
   ReleaseOnUnwind abandoned([bytes = state->bytes] { pool().release(bytes); });
-  switch (isFaithful(*state, /*early=*/false)) {
-  case Faithful::Yes:
-    break;
-  case Faithful::No:
+  Faithful fromCut = isFaithful(*state, /*early=*/false);
+  if (fromCut == Faithful::No) {
     pool().refuse(state->optimized);
-    return std::nullopt;
-  case Faithful::Pending:
-    abandoned.unregister();
-    if (!state->diagnosed)
-      pool().give(std::move(state));
     return std::nullopt;
   }
   if (!setHints(*state->module, sharing.hints))
@@ -448,21 +477,36 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
       probeLimits(*state, sharing))
     isa = state->cut->continueToAssembly(refusal);
   // Other limits than the state serves: from before the passes that read
-  // them, and what they made widens the state's limits.
+  // them, and what they made widens the state's limits once that route is
+  // known to be faithful.
+  std::optional<CodegenCut::Trace> earlyTrace;
+  Faithful fromEarly = Faithful::Yes;
   if (!isa && refusal == CodegenCut::Refusal::PressureLimits &&
       !state->diagnosed &&
-      isFaithful(*state, /*early=*/true) == Faithful::Yes &&
+      (fromEarly = isFaithful(*state, /*early=*/true)) != Faithful::No &&
       setHints(*state->module, sharing.hints)) {
     CodegenCut::Trace trace;
     isa = state->cut->continueFromEarly(refusal, trace);
-    if (isa) {
-      ++continuedEarly;
-      state->cut->widenLimits(trace);
-    }
+    if (isa)
+      earlyTrace = std::move(trace);
   }
   if (state->diagnosed) {
     diagnosed = true;
     return std::nullopt;
+  }
+  if (isa && !standsOnVerdict(*state, /*early=*/false, fromCut)) {
+    pool().refuse(state->optimized);
+    return std::nullopt;
+  }
+  if (earlyTrace) {
+    if (standsOnVerdict(*state, /*early=*/true, fromEarly)) {
+      ++continuedEarly;
+      state->cut->widenLimits(*earlyTrace);
+    } else {
+      // As where the verdict came first: compiled whole, and maybe kept.
+      isa.reset();
+      refusal = CodegenCut::Refusal::PressureLimits;
+    }
   }
   if (pool().isTargetFaithful(checkKey(state->target, /*early=*/false)) &&
       pool().isTargetFaithful(checkKey(state->target, /*early=*/true))) {
@@ -480,7 +524,12 @@ RocdlSharedCodegenStats getRocdlSharedCodegenStats() {
   return {cuts.load(),           continued.load(),
           refusedModules.load(), refusedVariants.load(),
           probes.load(),         widenedProbes.load(),
-          continuedEarly.load(), notKept.load()};
+          continuedEarly.load(), notKept.load(),
+          awaitedChecks.load()};
+}
+
+void setRocdlSharedCodegenTestHooks(RocdlSharedCodegenTestHooks hooks) {
+  getTestHooks() = std::move(hooks);
 }
 
 RocdlSharedCodegenMode getRocdlSharedCodegenMode() {

@@ -34,7 +34,9 @@
 // target in a process, before its first continuation from each of the two
 // points, one with the kept variant's own hints must give that variant's ISA; a
 // target where it does not is never continued from there (a sweep whose
-// variants never meet a kept state pays nothing).
+// variants never meet a kept state pays nothing). A variant that takes another
+// state while that check runs continues too, and its ISA stands once the check
+// says yes (else it compiles whole).
 // test/Tools/rocdl-shared-codegen.test compares the objects with `cmp`.
 // Off with FLY_ROCDL_CODEGEN_CUT=0; FLY_ROCDL_CODEGEN_CUT=verify also
 // compiles each continued variant whole and says on stderr whether the two
@@ -84,6 +86,9 @@ struct RocdlSharedCodegenStats {
   /// Whole compiles that kept nothing: no later variant of their sweep
   /// needed another state (VariantQueue.h).
   uint64_t notKept = 0;
+  /// Continuations made while another thread checked their target, which
+  /// then waited for its verdict.
+  uint64_t awaitedChecks = 0;
 };
 RocdlSharedCodegenStats getRocdlSharedCodegenStats();
 

@@ -1,0 +1,28 @@
+//===- RocdlSharedCodegenTesting.h - Ordering threads in its tests -*- C++ -*-===//
+//
+// The check of a target's continuations and a continuation waiting for its
+// verdict happen on two threads; a unit test orders them through these
+// hooks instead of timing them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLY_LIB_BACKEND_ROCDLSHAREDCODEGENTESTING_H
+#define FLY_LIB_BACKEND_ROCDLSHAREDCODEGENTESTING_H
+
+#include <functional>
+
+namespace fly {
+
+struct RocdlSharedCodegenTestHooks {
+  /// On the thread that claimed a target's check, before it runs.
+  std::function<void()> checking;
+  /// On a thread whose continuation is to wait for another's check.
+  std::function<void()> awaitingVerdict;
+};
+
+/// Replaces the hooks; set only while no variant compiles.
+void setRocdlSharedCodegenTestHooks(RocdlSharedCodegenTestHooks hooks);
+
+} // namespace fly
+
+#endif // FLY_LIB_BACKEND_ROCDLSHAREDCODEGENTESTING_H
