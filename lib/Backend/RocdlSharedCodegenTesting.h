@@ -1,4 +1,4 @@
-//===- RocdlSharedCodegenTesting.h - Ordering threads in its tests -*- C++ -*-===//
+//===- RocdlSharedCodegenTesting.h - Hooks for its tests ------*- C++ -*-===//
 //
 // The check of a target's continuations and a continuation waiting for its
 // verdict happen on two threads; a unit test orders them through these
