@@ -166,6 +166,31 @@ protected:
     return compileBothWays(gpuModule, sets);
   }
 
+  /// The ISA of `gpuModule` under `hints`, compiled in a context of its own
+  /// (as on another thread) as a variant of a sweep with more still to
+  /// start; "" where it made none.
+  std::string compileAsVariant(const std::string &gpuModule, StringRef hints) {
+    MLIRContext own(registry, MLIRContext::Threading::DISABLED);
+    own.loadAllAvailableDialects();
+    VariantQueue queue(4);
+    ScopedVariantQueue started(queue);
+    OwningOpRef<ModuleOp> source = makeHintedCopies(own, gpuModule, hints);
+    std::vector<std::string> isa = compileToIsa(*source);
+    return isa.size() == 1 ? isa.front() : "";
+  }
+
+  /// Each of `isa` equals the whole code generation of the hint set at its
+  /// place in `sets`.
+  void expectWhole(const std::string &gpuModule, StringRef sets,
+                   const std::vector<std::string> &isa) {
+    setenv("FLY_ROCDL_CODEGEN_CUT", "0", 1);
+    std::vector<std::string> whole = compile(gpuModule, sets);
+    unsetenv("FLY_ROCDL_CODEGEN_CUT");
+    ASSERT_EQ(whole.size(), isa.size());
+    for (size_t i = 0; i < isa.size(); ++i)
+      EXPECT_TRUE(isa[i] == whole[i]) << "ISA of hint set #" << i;
+  }
+
   DialectRegistry registry;
   MLIRContext context{MLIRContext::Threading::DISABLED};
 };
@@ -392,34 +417,22 @@ TEST_F(RocdlSharedCodegenTest, ContinuesWhileTheCheckRuns) {
   Signals signals;
   RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
   std::vector<std::string> isa(4);
-  // Hint set `index`'s ISA, compiled in a context of its own as a variant of
-  // a sweep with more to start.
-  auto compileOne = [&](size_t index, StringRef hints) {
-    MLIRContext own(registry, MLIRContext::Threading::DISABLED);
-    own.loadAllAvailableDialects();
-    VariantQueue queue(4);
-    ScopedVariantQueue started(queue);
-    OwningOpRef<ModuleOp> source = makeHintedCopies(own, gpuModule, hints);
-    std::vector<std::string> one = compileToIsa(*source);
-    if (one.size() == 1)
-      isa[index] = one.front();
-  };
-  setRocdlSharedCodegenTestHooks({[&] {
+  setRocdlSharedCodegenTestHooks({[&](bool) {
                                     signals.raise("checking");
                                     signals.await({"check"});
                                   },
-                                  [&] { signals.raise("awaiting"); }});
+                                  [&](bool) { signals.raise("awaiting"); }});
   // The first state.
-  compileOne(0, "maxnreg=200");
+  isa[0] = compileAsVariant(gpuModule, "maxnreg=200");
   std::thread checker([&] {
-    compileOne(1, "maxnreg=128");
+    isa[1] = compileAsVariant(gpuModule, "maxnreg=128");
     signals.raise("checker done");
   });
   signals.await({"checking", "checker done"});
   // The first state is the checker's: a second one is kept.
-  compileOne(2, "maxnreg=96");
+  isa[2] = compileAsVariant(gpuModule, "maxnreg=96");
   std::thread waiter([&] {
-    compileOne(3, "maxnreg=64");
+    isa[3] = compileAsVariant(gpuModule, "maxnreg=64");
     signals.raise("waiter done");
   });
   signals.await({"awaiting", "waiter done"});
@@ -431,13 +444,56 @@ TEST_F(RocdlSharedCodegenTest, ContinuesWhileTheCheckRuns) {
   EXPECT_EQ(after.cuts - before.cuts, 2u);
   EXPECT_EQ(after.continued - before.continued, 2u);
   EXPECT_EQ(after.awaitedChecks - before.awaitedChecks, 1u);
-  std::vector<std::string> whole;
-  setenv("FLY_ROCDL_CODEGEN_CUT", "0", 1);
-  whole = compile(gpuModule, "maxnreg=200;maxnreg=128;maxnreg=96;maxnreg=64");
-  unsetenv("FLY_ROCDL_CODEGEN_CUT");
-  ASSERT_EQ(whole.size(), isa.size());
-  for (size_t i = 0; i < isa.size(); ++i)
-    EXPECT_TRUE(isa[i] == whole[i]) << "ISA of hint set #" << i;
+  expectWhole(gpuModule, "maxnreg=200;maxnreg=128;maxnreg=96;maxnreg=64", isa);
+}
+
+TEST_F(RocdlSharedCodegenTest, ContinuesEarlyWhileTheCheckRuns) {
+  // The same for continuations from before the passes that read the
+  // pressure limits, which are checked on their own: two states of a loop
+  // kept under the least budget, each taken by a variant whose limits lie
+  // above theirs. (gfx942 with +sramecc: a target of its own, so its checks
+  // are still to make; the first two variants make the one from the cut.)
+  std::string gpuModule =
+      make(kLoopKernel, "gfx942\", features = \"+sramecc", "217.25");
+  Signals signals;
+  RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
+  std::vector<std::string> isa(5);
+  isa[0] = compileAsVariant(gpuModule, "maxnreg=24");
+  isa[1] = compileAsVariant(gpuModule, "maxnreg=24");
+  setRocdlSharedCodegenTestHooks({[&](bool early) {
+                                    if (!early)
+                                      return;
+                                    signals.raise("checking");
+                                    signals.await({"check"});
+                                  },
+                                  [&](bool early) {
+                                    if (early)
+                                      signals.raise("awaiting");
+                                  }});
+  std::thread checker([&] {
+    isa[2] = compileAsVariant(gpuModule, "waves_per_eu=1");
+    signals.raise("checker done");
+  });
+  signals.await({"checking", "checker done"});
+  isa[3] = compileAsVariant(gpuModule, "maxnreg=24");
+  std::thread waiter([&] {
+    isa[4] = compileAsVariant(gpuModule, "waves_per_eu=1,maxnreg=512");
+    signals.raise("waiter done");
+  });
+  signals.await({"awaiting", "waiter done"});
+  signals.raise("check");
+  checker.join();
+  waiter.join();
+  setRocdlSharedCodegenTestHooks({});
+  RocdlSharedCodegenStats after = getRocdlSharedCodegenStats();
+  EXPECT_EQ(after.cuts - before.cuts, 2u);
+  EXPECT_EQ(after.continued - before.continued, 3u);
+  EXPECT_EQ(after.continuedEarly - before.continuedEarly, 2u);
+  EXPECT_EQ(after.awaitedChecks - before.awaitedChecks, 1u);
+  expectWhole(gpuModule,
+              "maxnreg=24;maxnreg=24;waves_per_eu=1;maxnreg=24;"
+              "waves_per_eu=1,maxnreg=512",
+              isa);
 }
 
 TEST(CompileObservedTest, OptionsThatWatchLlvmByName) {

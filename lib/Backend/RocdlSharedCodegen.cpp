@@ -423,8 +423,8 @@ Faithful isFaithful(CutState &state, bool early) {
     return *known ? Faithful::Yes : Faithful::No;
   if (state.keptIsa.empty() || !pool().claimCheck(key))
     return Faithful::Pending;
-  if (const std::function<void()> &hook = getTestHooks().checking)
-    hook();
+  if (const std::function<void(bool)> &hook = getTestHooks().checking)
+    hook(early);
   // A crash in the check says no: the kept variant compiled whole, so what
   // crashed is the continuation.
   ReleaseOnUnwind crashed([key] { pool().setTargetFaithful(key, false); });
@@ -448,8 +448,8 @@ bool standsOnVerdict(const CutState &state, bool early, Faithful verdict) {
   if (verdict != Faithful::Pending)
     return verdict == Faithful::Yes;
   ++awaitedChecks;
-  if (const std::function<void()> &hook = getTestHooks().awaitingVerdict)
-    hook();
+  if (const std::function<void(bool)> &hook = getTestHooks().awaitingVerdict)
+    hook(early);
   return pool().awaitTargetFaithful(checkKey(state.target, early));
 }
 

@@ -13,11 +13,13 @@
 
 namespace fly {
 
+/// Each told which check: of continuations from before the first pass that
+/// reads the pressure limits (`early`), or from the cut.
 struct RocdlSharedCodegenTestHooks {
   /// On the thread that claimed a target's check, before it runs.
-  std::function<void()> checking;
+  std::function<void(bool early)> checking;
   /// On a thread whose continuation is to wait for another's check.
-  std::function<void()> awaitingVerdict;
+  std::function<void(bool early)> awaitingVerdict;
 };
 
 /// Replaces the hooks; set only while no variant compiles.
