@@ -454,6 +454,26 @@ TEST_F(CompileCacheTest, ConcurrentProcessesComputeAKeyOnce) {
       << "computed by: " << (*text)->getBuffer().str();
 }
 
+TEST_F(CompileCacheTest, KeyStoredBetweenLookupAndLockIsRead) {
+  // Another process stores the key and lets go of its lock after our lookup
+  // missed, before we lock it.
+  CompileCache ours(config()), theirs(config());
+  ASSERT_FALSE(ours.lookup("prebinary", key));
+  theirs.store("prebinary", key, "their payload");
+  bool hit = false;
+  bool computed = false;
+  std::optional<std::string> got = ours.computeAfterMiss(
+      "prebinary", key,
+      [&]() -> std::optional<std::string> {
+        computed = true;
+        return std::string("our payload");
+      },
+      hit);
+  EXPECT_FALSE(computed);
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(got.value_or(""), "their payload");
+}
+
 /// Variants with typed gpu.binary ops, in a context that knows the targets.
 class VariantCodecTest : public ::testing::Test {
 protected:

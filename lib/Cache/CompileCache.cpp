@@ -483,6 +483,13 @@ CompileCache::getOrCompute(StringRef kind, const CacheKey &key,
     hit = true;
     return cached;
   }
+  return computeAfterMiss(kind, key, compute, hit);
+}
+
+std::optional<std::string> CompileCache::computeAfterMiss(
+    StringRef kind, const CacheKey &key,
+    function_ref<std::optional<std::string>()> compute, bool &hit) {
+  hit = false;
   std::unique_ptr<CacheKeyLock> keyLock = lock(kind, key);
   while (keyLock->getState() == CacheKeyLock::State::OwnedByOther) {
     // Another process computes this key: wait, then take its result.
@@ -493,7 +500,7 @@ CompileCache::getOrCompute(StringRef kind, const CacheKey &key,
     }
   }
   // Another process may have stored the key and let go of its lock between
-  // the first lookup and ours.
+  // the caller's lookup and our lock.
   if (keyLock->getState() == CacheKeyLock::State::Owned)
     if (std::optional<std::string> cached = lookup(kind, key)) {
       hit = true;

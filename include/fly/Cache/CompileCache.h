@@ -128,6 +128,12 @@ public:
   getOrCompute(llvm::StringRef kind, const CacheKey &key,
                llvm::function_ref<std::optional<std::string>()> compute,
                bool &hit);
+  /// getOrCompute once its lookup missed: under the key's lock, what another
+  /// process stored in the meantime is read, not computed again.
+  std::optional<std::string>
+  computeAfterMiss(llvm::StringRef kind, const CacheKey &key,
+                   llvm::function_ref<std::optional<std::string>()> compute,
+                   bool &hit);
 
   /// Which key parts differ from the last entry stored for `slot` (e.g. the
   /// input file and chip); "" when nothing is known.
