@@ -21,6 +21,8 @@
 
 #include "gtest/gtest.h"
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -391,14 +393,17 @@ public:
     }
     changed.notify_all();
   }
-  /// Until one of `whats` was raised.
+  /// Until one of `whats` was raised; a failure after two minutes without
+  /// (the order the test expects did not happen: it goes on, not hangs).
   void await(std::initializer_list<StringRef> whats) {
     std::unique_lock<std::mutex> lock(mutex);
-    changed.wait(lock, [&] {
-      return llvm::any_of(whats, [&](StringRef what) {
-        return llvm::is_contained(raised, what.str());
-      });
-    });
+    if (!changed.wait_for(lock, std::chrono::minutes(2), [&] {
+          return llvm::any_of(whats, [&](StringRef what) {
+            return llvm::is_contained(raised, what.str());
+          });
+        }))
+      ADD_FAILURE() << "nothing of what was awaited was raised: "
+                    << whats.begin()->str();
   }
 
 private:
@@ -417,11 +422,18 @@ TEST_F(RocdlSharedCodegenTest, ContinuesWhileTheCheckRuns) {
   Signals signals;
   RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
   std::vector<std::string> isa(4);
-  setRocdlSharedCodegenTestHooks({[&](bool) {
+  // Only the first check is held: any other thread goes its way.
+  std::atomic<bool> held{false};
+  setRocdlSharedCodegenTestHooks({[&](bool early) {
+                                    if (early || held.exchange(true))
+                                      return;
                                     signals.raise("checking");
                                     signals.await({"check"});
                                   },
-                                  [&](bool) { signals.raise("awaiting"); }});
+                                  [&](bool early) {
+                                    if (!early)
+                                      signals.raise("awaiting");
+                                  }});
   // The first state.
   isa[0] = compileAsVariant(gpuModule, "maxnreg=200");
   std::thread checker([&] {
@@ -460,8 +472,9 @@ TEST_F(RocdlSharedCodegenTest, ContinuesEarlyWhileTheCheckRuns) {
   std::vector<std::string> isa(5);
   isa[0] = compileAsVariant(gpuModule, "maxnreg=24");
   isa[1] = compileAsVariant(gpuModule, "maxnreg=24");
+  std::atomic<bool> held{false};
   setRocdlSharedCodegenTestHooks({[&](bool early) {
-                                    if (!early)
+                                    if (!early || held.exchange(true))
                                       return;
                                     signals.raise("checking");
                                     signals.await({"check"});

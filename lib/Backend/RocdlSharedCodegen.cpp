@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -249,10 +250,13 @@ public:
   }
   /// The verdict on `target`, once the thread checking it has given one: it
   /// always does, a crash in the check included (isFaithful), and a check
-  /// never waits for another.
-  bool awaitTargetFaithful(const std::string &target) {
+  /// never waits for another. nullopt after kVerdictWait without one, a
+  /// backstop.
+  std::optional<bool> awaitTargetFaithful(const std::string &target) {
     std::unique_lock<std::mutex> lock(mutex);
-    verdictSet.wait(lock, [&] { return faithful.count(target) != 0; });
+    if (!verdictSet.wait_for(lock, kVerdictWait,
+                             [&] { return faithful.count(target) != 0; }))
+      return std::nullopt;
     return faithful.find(target)->second;
   }
   /// Whether the caller is the one to check `target` now: not known yet and
@@ -299,6 +303,7 @@ private:
     return std::max(16u, 2 * std::thread::hardware_concurrency());
   }
   static constexpr size_t kMaxRefused = 16;
+  static constexpr std::chrono::seconds kVerdictWait{60};
   std::mutex mutex;
   std::list<std::unique_ptr<CutState>> idle;
   std::deque<std::shared_ptr<const RocdlOptimizedModule>> refusedModules;
@@ -443,8 +448,9 @@ Faithful isFaithful(CutState &state, bool early) {
 /// pending (`verdict`) stands: it waits for that check, which started first
 /// and costs one continuation too, rather than compiling whole meanwhile
 /// (at P threads, the P variants after the first P all found the check
-/// running).
-bool standsOnVerdict(const CutState &state, bool early, Faithful verdict) {
+/// running). nullopt: no verdict within the backstop.
+std::optional<bool> standsOnVerdict(const CutState &state, bool early,
+                                    Faithful verdict) {
   if (verdict != Faithful::Pending)
     return verdict == Faithful::Yes;
   ++awaitedChecks;
@@ -494,12 +500,29 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
     diagnosed = true;
     return std::nullopt;
   }
-  if (isa && !standsOnVerdict(*state, /*early=*/false, fromCut)) {
-    pool().refuse(state->optimized);
+  // No verdict in time: compiled whole, the state kept for others.
+  auto unjudged = [&] {
+    refusal = CodegenCut::Refusal::None;
+    abandoned.unregister();
+    pool().give(std::move(state));
     return std::nullopt;
+  };
+  if (isa) {
+    std::optional<bool> stands =
+        standsOnVerdict(*state, /*early=*/false, fromCut);
+    if (!stands)
+      return unjudged();
+    if (!*stands) {
+      pool().refuse(state->optimized);
+      return std::nullopt;
+    }
   }
   if (earlyTrace) {
-    if (standsOnVerdict(*state, /*early=*/true, fromEarly)) {
+    std::optional<bool> stands =
+        standsOnVerdict(*state, /*early=*/true, fromEarly);
+    if (!stands)
+      return unjudged();
+    if (*stands) {
       ++continuedEarly;
       state->cut->widenLimits(*earlyTrace);
     } else {

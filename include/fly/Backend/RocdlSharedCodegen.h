@@ -36,7 +36,8 @@
 // target where it does not is never continued from there (a sweep whose
 // variants never meet a kept state pays nothing). A variant that takes another
 // state while that check runs continues too, and its ISA stands once the check
-// says yes (else it compiles whole).
+// says yes (else, or without a verdict within a minute, it compiles whole). A
+// crash in such a continuation fails the variant, as in any continuation.
 // test/Tools/rocdl-shared-codegen.test compares the objects with `cmp`.
 // Off with FLY_ROCDL_CODEGEN_CUT=0; FLY_ROCDL_CODEGEN_CUT=verify also
 // compiles each continued variant whole and says on stderr whether the two
@@ -86,8 +87,9 @@ struct RocdlSharedCodegenStats {
   /// Whole compiles that kept nothing: no later variant of their sweep
   /// needed another state (VariantQueue.h).
   uint64_t notKept = 0;
-  /// Continuations made while another thread checked their target, which
-  /// then waited for its verdict.
+  /// Waits for another thread's check of a target (from the cut, or from
+  /// before the passes that read the limits) by a continuation made while it
+  /// ran: at most one per route and variant.
   uint64_t awaitedChecks = 0;
 };
 RocdlSharedCodegenStats getRocdlSharedCodegenStats();
