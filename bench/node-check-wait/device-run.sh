@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What bench/node-check-wait ran on the 16-core node: the wheel of the change
+# What bench/node-check-wait runs on the 16-core node: the wheel of the change
 # (.carry/fly.tar.zst, "wait") and the wheel before it ("before": the same
 # tree with its libFlySnapshotCAPI.so from .carry/before.bsdiff;
 # bench/node-carry.sh), side by side on scaling.py's ROCDL GEMM at N = 64,
