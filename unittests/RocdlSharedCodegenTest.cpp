@@ -21,6 +21,7 @@
 
 #include "gtest/gtest.h"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -100,6 +101,35 @@ gpu.module @kernels [#rocdl.target<chip = "@CHIP@">] {
   }
 }
 )mlir";
+
+/// What one thread says to another in compileBesideACheck.
+class Signals {
+public:
+  void raise(StringRef what) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      raised.push_back(what.str());
+    }
+    changed.notify_all();
+  }
+  /// Until one of `whats` was raised; a failure after two minutes without
+  /// (the order the test expects did not happen: it goes on, not hangs).
+  void await(std::initializer_list<StringRef> whats) {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (!changed.wait_for(lock, std::chrono::minutes(2), [&] {
+          return llvm::any_of(whats, [&](StringRef what) {
+            return llvm::is_contained(raised, what.str());
+          });
+        }))
+      ADD_FAILURE() << "nothing of what was awaited was raised: "
+                    << whats.begin()->str();
+  }
+
+private:
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::string> raised;
+};
 
 class RocdlSharedCodegenTest : public ::testing::Test {
 protected:
@@ -191,6 +221,49 @@ protected:
     ASSERT_EQ(whole.size(), isa.size());
     for (size_t i = 0; i < isa.size(); ++i)
       EXPECT_TRUE(isa[i] == whole[i]) << "ISA of hint set #" << i;
+  }
+
+  /// The ISA of four variants of `gpuModule` under `hints`, compiled so that a
+  /// continuation is made while another thread checks its target's route
+  /// (`early`: from before the passes that read the pressure limits, else from
+  /// the cut): the first keeps a state (or continues one, its check not held);
+  /// the second, on a thread, takes it and holds the first check of the route
+  /// it claims; the third finds no idle state and keeps another; the fourth,
+  /// on a thread, takes that and continues, and the check goes on once it
+  /// waits for the verdict.
+  std::vector<std::string> compileBesideACheck(const std::string &gpuModule,
+                                               bool early,
+                                               std::array<StringRef, 4> hints) {
+    Signals signals;
+    std::vector<std::string> isa(4);
+    std::atomic<bool> held{false};
+    setRocdlSharedCodegenTestHooks({[&](bool route) {
+                                      if (route != early || held.exchange(true))
+                                        return;
+                                      signals.raise("checking");
+                                      signals.await({"check"});
+                                    },
+                                    [&](bool route) {
+                                      if (route == early)
+                                        signals.raise("awaiting");
+                                    }});
+    isa[0] = compileAsVariant(gpuModule, hints[0]);
+    std::thread checker([&] {
+      isa[1] = compileAsVariant(gpuModule, hints[1]);
+      signals.raise("checker done");
+    });
+    signals.await({"checking", "checker done"});
+    isa[2] = compileAsVariant(gpuModule, hints[2]);
+    std::thread waiter([&] {
+      isa[3] = compileAsVariant(gpuModule, hints[3]);
+      signals.raise("waiter done");
+    });
+    signals.await({"awaiting", "waiter done"});
+    signals.raise("check");
+    checker.join();
+    waiter.join();
+    setRocdlSharedCodegenTestHooks({});
+    return isa;
   }
 
   DialectRegistry registry;
@@ -383,35 +456,6 @@ TEST_F(RocdlSharedCodegenTest, FatalErrorWhileKeepingReleasesTheClaim) {
   }
 }
 
-/// What one thread says to another in ContinuesWhileTheCheckRuns.
-class Signals {
-public:
-  void raise(StringRef what) {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      raised.push_back(what.str());
-    }
-    changed.notify_all();
-  }
-  /// Until one of `whats` was raised; a failure after two minutes without
-  /// (the order the test expects did not happen: it goes on, not hangs).
-  void await(std::initializer_list<StringRef> whats) {
-    std::unique_lock<std::mutex> lock(mutex);
-    if (!changed.wait_for(lock, std::chrono::minutes(2), [&] {
-          return llvm::any_of(whats, [&](StringRef what) {
-            return llvm::is_contained(raised, what.str());
-          });
-        }))
-      ADD_FAILURE() << "nothing of what was awaited was raised: "
-                    << whats.begin()->str();
-  }
-
-private:
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::vector<std::string> raised;
-};
-
 TEST_F(RocdlSharedCodegenTest, ContinuesWhileTheCheckRuns) {
   // Two kept states of a target no continuation was checked on yet: the
   // variant that takes the first checks the target; one that takes the
@@ -419,39 +463,10 @@ TEST_F(RocdlSharedCodegenTest, ContinuesWhileTheCheckRuns) {
   // compiling whole. (gfx950: no other test of this process continues on
   // it, so its check is still to make.)
   std::string gpuModule = make(kStraightKernel, "gfx950", "216.25");
-  Signals signals;
   RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
-  std::vector<std::string> isa(4);
-  // Only the first check is held: any other thread goes its way.
-  std::atomic<bool> held{false};
-  setRocdlSharedCodegenTestHooks({[&](bool early) {
-                                    if (early || held.exchange(true))
-                                      return;
-                                    signals.raise("checking");
-                                    signals.await({"check"});
-                                  },
-                                  [&](bool early) {
-                                    if (!early)
-                                      signals.raise("awaiting");
-                                  }});
-  // The first state.
-  isa[0] = compileAsVariant(gpuModule, "maxnreg=200");
-  std::thread checker([&] {
-    isa[1] = compileAsVariant(gpuModule, "maxnreg=128");
-    signals.raise("checker done");
-  });
-  signals.await({"checking", "checker done"});
-  // The first state is the checker's: a second one is kept.
-  isa[2] = compileAsVariant(gpuModule, "maxnreg=96");
-  std::thread waiter([&] {
-    isa[3] = compileAsVariant(gpuModule, "maxnreg=64");
-    signals.raise("waiter done");
-  });
-  signals.await({"awaiting", "waiter done"});
-  signals.raise("check");
-  checker.join();
-  waiter.join();
-  setRocdlSharedCodegenTestHooks({});
+  std::vector<std::string> isa = compileBesideACheck(
+      gpuModule, /*early=*/false,
+      {"maxnreg=200", "maxnreg=128", "maxnreg=96", "maxnreg=64"});
   RocdlSharedCodegenStats after = getRocdlSharedCodegenStats();
   EXPECT_EQ(after.cuts - before.cuts, 2u);
   EXPECT_EQ(after.continued - before.continued, 2u);
@@ -467,37 +482,12 @@ TEST_F(RocdlSharedCodegenTest, ContinuesEarlyWhileTheCheckRuns) {
   // are still to make; the first two variants make the one from the cut.)
   std::string gpuModule =
       make(kLoopKernel, "gfx942\", features = \"+sramecc", "217.25");
-  Signals signals;
   RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
-  std::vector<std::string> isa(5);
-  isa[0] = compileAsVariant(gpuModule, "maxnreg=24");
-  isa[1] = compileAsVariant(gpuModule, "maxnreg=24");
-  std::atomic<bool> held{false};
-  setRocdlSharedCodegenTestHooks({[&](bool early) {
-                                    if (!early || held.exchange(true))
-                                      return;
-                                    signals.raise("checking");
-                                    signals.await({"check"});
-                                  },
-                                  [&](bool early) {
-                                    if (early)
-                                      signals.raise("awaiting");
-                                  }});
-  std::thread checker([&] {
-    isa[2] = compileAsVariant(gpuModule, "waves_per_eu=1");
-    signals.raise("checker done");
-  });
-  signals.await({"checking", "checker done"});
-  isa[3] = compileAsVariant(gpuModule, "maxnreg=24");
-  std::thread waiter([&] {
-    isa[4] = compileAsVariant(gpuModule, "waves_per_eu=1,maxnreg=512");
-    signals.raise("waiter done");
-  });
-  signals.await({"awaiting", "waiter done"});
-  signals.raise("check");
-  checker.join();
-  waiter.join();
-  setRocdlSharedCodegenTestHooks({});
+  std::vector<std::string> isa = {compileAsVariant(gpuModule, "maxnreg=24")};
+  llvm::append_range(
+      isa, compileBesideACheck(gpuModule, /*early=*/true,
+                               {"maxnreg=24", "waves_per_eu=1", "maxnreg=24",
+                                "waves_per_eu=1,maxnreg=512"}));
   RocdlSharedCodegenStats after = getRocdlSharedCodegenStats();
   EXPECT_EQ(after.cuts - before.cuts, 2u);
   EXPECT_EQ(after.continued - before.continued, 3u);
