@@ -107,6 +107,18 @@ def hint_sets(target, n):
     return out[:n]
 
 
+def codegen_continued(variants):
+    """How many ROCDL compiles of a manifest's variants continued a kept code
+    generation, each compile once: ok variants, not copies, not those
+    finished from another's ISA; None where no variant says (a fly-tune
+    before the key)."""
+    if not any("codegen_continued" in v for v in variants):
+        return None
+    return sum(v.get("codegen_continued", 0) for v in variants
+               if v.get("status") == "ok" and v.get("isa_from") in (None, v["index"])
+               and not (v.get("duplicate_of") is not None and not v.get("replay_ms")))
+
+
 def hint_text(h):
     return ",".join(f"{k}={v}" for k, v in h.items())
 
@@ -422,13 +434,7 @@ class Run:
                 "utilisation": round(busy / (p * m["replay_ms"]), 3)
                 if m.get("replay_ms") else None,
                 "isa_shared": sum(1 for v in vs if v.get("isa_from") not in (None, v["index"])),
-                # Each compile once: not copies, not variants finished from
-                # another's ISA; None where the fly-tune does not say.
-                "codegen_continued": sum(
-                    v.get("codegen_continued", 0) for v in vs
-                    if v.get("isa_from") in (None, v["index"])
-                    and not (v.get("duplicate_of") is not None and not v.get("replay_ms")))
-                if any("codegen_continued" in v for v in m["variants"]) else None,
+                "codegen_continued": codegen_continued(m["variants"]),
             })
         except (OSError, ValueError, KeyError):
             pass

@@ -27,9 +27,8 @@ for kernel in gemm-64x64-u8 gemm-128x256-u16; do
         --jobs=16 --out-dir="$out" --no-cache --quiet > /dev/null 2>&1
       read -r user sys wall < "$work/time.txt"
       python3 -c "
-import json
-vs = json.load(open('$out/manifest.json'))['variants']
-n = sum(v.get('codegen_continued', 0) for v in vs if v.get('isa_from') in (None, v['index']))
+import json, sys; sys.path.insert(0, '$repo/bench'); import scaling
+n = scaling.codegen_continued(json.load(open('$out/manifest.json'))['variants']) or 0
 print('$build $kernel', n, round($user + $sys, 2), $wall)"
     done
   done
