@@ -138,7 +138,10 @@ protected:
     context.appendDialectRegistry(registry);
     context.loadAllAvailableDialects();
   }
-  ~RocdlSharedCodegenTest() override { unsetenv("FLY_ROCDL_CODEGEN_CUT"); }
+  ~RocdlSharedCodegenTest() override {
+    unsetenv("FLY_ROCDL_CODEGEN_CUT");
+    unsetenv("FLY_ROCDL_AWAIT_CHECK");
+  }
 
   /// `kernel` for `chip`, `scale` keeping each test's module (and so its
   /// shared optimisation and kept states) apart from the others' in this
@@ -497,6 +500,23 @@ TEST_F(RocdlSharedCodegenTest, ContinuesEarlyWhileTheCheckRuns) {
               "maxnreg=24;maxnreg=24;waves_per_eu=1;maxnreg=24;"
               "waves_per_eu=1,maxnreg=512",
               isa);
+}
+
+TEST_F(RocdlSharedCodegenTest, CompilesWholeWhileTheCheckRunsWhereAsked) {
+  // FLY_ROCDL_AWAIT_CHECK=0: the variant that finds its target's check
+  // running compiles whole instead of waiting (the same objects; a bench's
+  // side-by-side). (gfx942 with +xnack: a target of its own.)
+  setenv("FLY_ROCDL_AWAIT_CHECK", "0", 1);
+  std::string gpuModule =
+      make(kStraightKernel, "gfx942\", features = \"+xnack", "218.25");
+  RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
+  std::vector<std::string> isa = compileBesideACheck(
+      gpuModule, /*early=*/false,
+      {"maxnreg=200", "maxnreg=128", "maxnreg=96", "maxnreg=64"});
+  RocdlSharedCodegenStats after = getRocdlSharedCodegenStats();
+  EXPECT_EQ(after.continued - before.continued, 1u);
+  EXPECT_EQ(after.awaitedChecks - before.awaitedChecks, 0u);
+  expectWhole(gpuModule, "maxnreg=200;maxnreg=128;maxnreg=96;maxnreg=64", isa);
 }
 
 TEST(CompileObservedTest, OptionsThatWatchLlvmByName) {

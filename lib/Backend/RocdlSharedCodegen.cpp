@@ -444,6 +444,13 @@ Faithful isFaithful(CutState &state, bool early) {
   return faithful ? Faithful::Yes : Faithful::No;
 }
 
+/// Whether a variant that takes a kept state while another thread checks its
+/// target continues too and waits for that verdict, or compiles whole
+/// (FLY_ROCDL_AWAIT_CHECK; the objects are the same either way).
+bool awaitsChecks() {
+  return getEnvFlag("FLY_ROCDL_AWAIT_CHECK").value_or(true);
+}
+
 /// Whether a continuation made while the check of its target and point was
 /// pending (`verdict`) stands: it waits for that check, which started first
 /// and costs one continuation too, rather than compiling whole meanwhile
@@ -470,11 +477,22 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
   // A crash in a continuation abandons the state with the variant's frames:
   // its bytes out of the budget. Not once given back: then it is the pool's.
   ReleaseOnUnwind abandoned([bytes = state->bytes] { pool().release(bytes); });
+  // Compiled whole, the state kept for others: no verdict in time, or one
+  // pending where continuations do not wait for it.
+  auto unjudged = [&] {
+    refusal = CodegenCut::Refusal::None;
+    abandoned.unregister();
+    pool().give(std::move(state));
+    return std::nullopt;
+  };
+  bool awaits = awaitsChecks();
   Faithful fromCut = isFaithful(*state, /*early=*/false);
   if (fromCut == Faithful::No) {
     pool().refuse(state->optimized);
     return std::nullopt;
   }
+  if (fromCut == Faithful::Pending && !awaits)
+    return unjudged();
   if (!setHints(*state->module, sharing.hints))
     return std::nullopt;
   std::optional<llvm::SmallString<0>> isa =
@@ -490,6 +508,7 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
   if (!isa && refusal == CodegenCut::Refusal::PressureLimits &&
       !state->diagnosed &&
       (fromEarly = isFaithful(*state, /*early=*/true)) != Faithful::No &&
+      (awaits || fromEarly == Faithful::Yes) &&
       setHints(*state->module, sharing.hints)) {
     CodegenCut::Trace trace;
     isa = state->cut->continueFromEarly(refusal, trace);
@@ -500,13 +519,6 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
     diagnosed = true;
     return std::nullopt;
   }
-  // No verdict in time: compiled whole, the state kept for others.
-  auto unjudged = [&] {
-    refusal = CodegenCut::Refusal::None;
-    abandoned.unregister();
-    pool().give(std::move(state));
-    return std::nullopt;
-  };
   if (isa) {
     std::optional<bool> stands =
         standsOnVerdict(*state, /*early=*/false, fromCut);
