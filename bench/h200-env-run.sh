@@ -2,11 +2,14 @@
 # One fly-tune build on the H200 node in two settings of one FLY_* switch,
 # side by side: the wheel of the change carried as .carry/fly.tar.zst (with
 # a zstd in .carry/zstd), on four generated gfx942 MFMA GEMMs.
-#   bench/h200-env-run.sh VAR OFF-NAME ON-NAME pairs|config|verify OUT [...]
+#   bench/h200-env-run.sh VAR OFF-NAME ON-NAME pairs|config|scaling|verify OUT [...]
 # pairs: bench/env_pairs.py at P=16 (naive parallel, VAR=0, VAR unset; extra
 # arguments go to it); config: scaling.py's config-space workload, three
 # repetitions per setting alternating, the order flipped per repetition;
-# verify: with VAR=verify, what each GEMM's 64-variant sweep printed.
+# scaling REPS CELL...: the same for each CELL, WORKLOADS:P:N of scaling.py
+# (gemm,config:16:64 is both workloads at P = 16, N = 64), each call with
+# its own naive parallel run; verify: with VAR=verify, what each GEMM's
+# 64-variant sweep printed. OUT/node.txt describes the node and the build.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 var=$1 off=$2 on=$3 what=$4 out=$5
@@ -16,6 +19,25 @@ mkdir -p "$work" "$out"
 source "$repo/bench/node-carry.sh"
 carry_unpack "$work"
 tune=$work/fly_snapshot/bin/fly-tune toolkit=$work/fly_snapshot/rocm-toolkit
+{
+  "$tune" --version | tail -1
+  sha256sum "$work/fly_snapshot/lib/libFlySnapshotCAPI.so"
+  nproc
+  lscpu | grep -E "Model name|Thread|Core|Socket"
+  free -g | head -2
+  nvidia-smi -L 2>/dev/null || true
+} > "$out/node.txt"
+# One scaling.py call in setting MODE (VAR=0 for OFF-NAME, 1 for ON-NAME):
+# WORKLOADS P:N NAME, into OUT/NAME and OUT/NAME.log; never past 200 s.
+scaling_in() {
+  local mode=$1 workloads=$2 grid=$3 name=$4 value=0
+  [ "$mode" = "$on" ] && value=1
+  env "$var=$value" timeout 200 python3 "$repo/bench/scaling.py" \
+    --fly-tune "$tune" --rocm-toolkit "$toolkit" --targets rocdl \
+    --workloads "$workloads" --grid "$grid" --reps 1 --budget-s 150 \
+    --work "$work/scaling" --out "$out/$name" > "$out/$name.log" 2>&1 ||
+    echo "$name: rc $?"
+}
 kernels=()
 for spec in 32x32:1 64x64:4 128x128:8 128x256:16; do
   tile=${spec%:*} unroll=${spec#*:}
@@ -34,11 +56,19 @@ pairs)
 config)
   for rep in 1 2 3; do
     for mode in $(in_turn "$rep" "$off" "$on"); do
-      value=0; [ "$mode" = "$on" ] && value=1
-      env "$var=$value" python3 "$repo/bench/scaling.py" \
-        --fly-tune "$tune" --rocm-toolkit "$toolkit" --targets rocdl \
-        --workloads config --P 16 --N 16 --reps 1 --budget-s 120 \
-        --work "$work/config" --out "$out/config-$mode-$rep" > "$out/config-$mode-$rep.log" 2>&1
+      scaling_in "$mode" config 16:16 "config-$mode-$rep"
+    done
+  done ;;
+scaling)
+  reps=$1
+  shift
+  for rep in $(seq "$reps"); do
+    for cell in "$@"; do
+      workloads=${cell%%:*} grid=${cell#*:}
+      for mode in $(in_turn "$rep" "$off" "$on"); do
+        scaling_in "$mode" "$workloads" "$grid" \
+          "$mode-${workloads//,/+}-p${grid%:*}n${grid#*:}-$rep"
+      done
     done
   done ;;
 verify)
