@@ -67,7 +67,7 @@ scaling)
       workloads=${cell%%:*} grid=${cell#*:}
       for mode in $(in_turn "$rep" "$off" "$on"); do
         scaling_in "$mode" "$workloads" "$grid" \
-          "$mode-${workloads//,/+}-p${grid%:*}n${grid#*:}-$rep"
+          "$mode-${workloads//,/_}-p${grid%:*}n${grid#*:}-$rep"
       done
     done
   done ;;
