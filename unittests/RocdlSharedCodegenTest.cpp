@@ -269,6 +269,26 @@ protected:
     return isa;
   }
 
+  /// compileBesideACheck from the cut: four register budgets of
+  /// kStraightKernel on `chip` (a target no other test checks; `scale` as
+  /// make's), every ISA compared with whole compiles. What the shared code
+  /// generation counted meanwhile.
+  struct Counted {
+    uint64_t cuts, continued, awaitedChecks;
+  };
+  Counted straightBesideACheck(StringRef chip, StringRef scale) {
+    std::string gpuModule = make(kStraightKernel, chip, scale);
+    RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
+    std::vector<std::string> isa = compileBesideACheck(
+        gpuModule, /*early=*/false,
+        {"maxnreg=200", "maxnreg=128", "maxnreg=96", "maxnreg=64"});
+    RocdlSharedCodegenStats after = getRocdlSharedCodegenStats();
+    expectWhole(gpuModule, "maxnreg=200;maxnreg=128;maxnreg=96;maxnreg=64",
+                isa);
+    return {after.cuts - before.cuts, after.continued - before.continued,
+            after.awaitedChecks - before.awaitedChecks};
+  }
+
   DialectRegistry registry;
   MLIRContext context{MLIRContext::Threading::DISABLED};
 };
@@ -465,16 +485,10 @@ TEST_F(RocdlSharedCodegenTest, ContinuesWhileTheCheckRuns) {
   // second meanwhile continues too and waits for that verdict, instead of
   // compiling whole. (gfx950: no other test of this process continues on
   // it, so its check is still to make.)
-  std::string gpuModule = make(kStraightKernel, "gfx950", "216.25");
-  RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
-  std::vector<std::string> isa = compileBesideACheck(
-      gpuModule, /*early=*/false,
-      {"maxnreg=200", "maxnreg=128", "maxnreg=96", "maxnreg=64"});
-  RocdlSharedCodegenStats after = getRocdlSharedCodegenStats();
-  EXPECT_EQ(after.cuts - before.cuts, 2u);
-  EXPECT_EQ(after.continued - before.continued, 2u);
-  EXPECT_EQ(after.awaitedChecks - before.awaitedChecks, 1u);
-  expectWhole(gpuModule, "maxnreg=200;maxnreg=128;maxnreg=96;maxnreg=64", isa);
+  Counted counted = straightBesideACheck("gfx950", "216.25");
+  EXPECT_EQ(counted.cuts, 2u);
+  EXPECT_EQ(counted.continued, 2u);
+  EXPECT_EQ(counted.awaitedChecks, 1u);
 }
 
 TEST_F(RocdlSharedCodegenTest, ContinuesEarlyWhileTheCheckRuns) {
@@ -507,16 +521,10 @@ TEST_F(RocdlSharedCodegenTest, CompilesWholeWhileTheCheckRunsWhereAsked) {
   // running compiles whole instead of waiting (the same objects; a bench's
   // side-by-side). (gfx942 with +xnack: a target of its own.)
   setenv("FLY_ROCDL_AWAIT_CHECK", "0", 1);
-  std::string gpuModule =
-      make(kStraightKernel, "gfx942\", features = \"+xnack", "218.25");
-  RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
-  std::vector<std::string> isa = compileBesideACheck(
-      gpuModule, /*early=*/false,
-      {"maxnreg=200", "maxnreg=128", "maxnreg=96", "maxnreg=64"});
-  RocdlSharedCodegenStats after = getRocdlSharedCodegenStats();
-  EXPECT_EQ(after.continued - before.continued, 1u);
-  EXPECT_EQ(after.awaitedChecks - before.awaitedChecks, 0u);
-  expectWhole(gpuModule, "maxnreg=200;maxnreg=128;maxnreg=96;maxnreg=64", isa);
+  Counted counted =
+      straightBesideACheck("gfx942\", features = \"+xnack", "218.25");
+  EXPECT_EQ(counted.continued, 1u);
+  EXPECT_EQ(counted.awaitedChecks, 0u);
 }
 
 TEST(CompileObservedTest, OptionsThatWatchLlvmByName) {
