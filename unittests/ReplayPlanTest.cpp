@@ -16,6 +16,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Threading.h"
 
 #include <atomic>
@@ -322,6 +323,78 @@ TEST_F(ReplayPlanTest, EveryExecutorHandsItsVariantsToExecutePlan) {
     }
     EXPECT_EQ(cache.lookups, 6u);
   }
+}
+
+/// A cache that another process fills between executePlan's lookup and its
+/// lock: lock() stores the entry from `elsewhere` (that process stored it
+/// and let go of its key) and hands out a key this process then owns.
+class StoredWhileLockingPlanCache : public MemoryPlanCache {
+public:
+  StoredWhileLockingPlanCache(const MemoryPlanCache &elsewhere,
+                              std::string lockDir)
+      : elsewhere(elsewhere), lockDir(std::move(lockDir)) {}
+  std::unique_ptr<CacheKeyLock> lock(const PlanEntry &entry) override {
+    ++locks;
+    stored[entry.id] = elsewhere.stored.at(entry.id);
+    return std::make_unique<CacheKeyLock>(lockDir + "/entry" +
+                                          std::to_string(locks));
+  }
+
+private:
+  const MemoryPlanCache &elsewhere;
+  std::string lockDir;
+};
+
+TEST_F(ReplayPlanTest, EntryStoredBetweenLookupAndLockIsRead) {
+  // Each key's lookup misses, and another process stores the entry before
+  // this one owns the key: read once the key is ours, not compiled again.
+  ASSERT_TRUE(module);
+  FailureOr<BinaryPassOptions> binaryPass = parseBinaryPass(
+      "gpu-module-to-binary{format=isa}", UnknownLoc::get(&context));
+  ASSERT_TRUE(succeeded(binaryPass));
+  FailureOr<ReplayPlan> plan =
+      buildReplayPlan(*module, *binaryPass, hintSets("waves_per_eu=2;O=1"),
+                      ReplayPlanOptions());
+  ASSERT_TRUE(succeeded(plan));
+  auto plain = [&](OpPassManager &pipeline, ModuleOp container) {
+    return runPlain(pipeline, container);
+  };
+  ReplayWork work{*module, *plan, plain, /*nestInSource=*/false};
+  MemoryPlanCache elsewhere;
+  {
+    std::unique_ptr<ReplayExecutor> executor =
+        createReplayExecutor(ExecutorKind::Batch, ExecutorOptions());
+    ExecutePlanOptions options;
+    options.cache = &elsewhere;
+    ASSERT_TRUE(succeeded(executePlan(*executor, work, plan->all(), options)));
+    ASSERT_EQ(elsewhere.stored.size(), 2u);
+  }
+  SmallString<128> lockDir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("fly-plan-lock", lockDir));
+  StoredWhileLockingPlanCache cache(elsewhere, lockDir.str().str());
+  RecordingExecutor executor(
+      createReplayExecutor(ExecutorKind::Batch, ExecutorOptions()));
+  std::pair<unsigned, unsigned> planned;
+  std::vector<VariantOrigin> origins;
+  ExecutePlanOptions options;
+  options.cache = &cache;
+  options.planned = [&](unsigned cached, unsigned compiling) {
+    planned = {cached, compiling};
+  };
+  options.finished = [&](unsigned, const VariantResult &result,
+                         VariantOrigin origin) {
+    EXPECT_TRUE(result.succeeded()) << result.error;
+    origins.push_back(origin);
+  };
+  FailureOr<std::vector<VariantResult>> results =
+      executePlan(executor, work, plan->all(), options);
+  llvm::sys::fs::remove_directories(lockDir);
+  ASSERT_TRUE(succeeded(results));
+  EXPECT_EQ(executor.calls, 0u);
+  EXPECT_EQ(planned, std::make_pair(2u, 0u));
+  EXPECT_EQ(origins, std::vector<VariantOrigin>(2, VariantOrigin::Cached));
+  EXPECT_EQ(cache.locks, 2u);
+  EXPECT_EQ(cache.lookups, 4u);
 }
 
 TEST_F(ReplayPlanTest, RoundTripsThroughJSON) {
