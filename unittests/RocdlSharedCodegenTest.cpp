@@ -16,6 +16,7 @@
 
 #include "mlir/IR/MLIRContext.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 
@@ -279,12 +280,12 @@ protected:
   Counted straightBesideACheck(StringRef chip, StringRef scale) {
     std::string gpuModule = make(kStraightKernel, chip, scale);
     RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
-    std::vector<std::string> isa = compileBesideACheck(
-        gpuModule, /*early=*/false,
-        {"maxnreg=200", "maxnreg=128", "maxnreg=96", "maxnreg=64"});
+    std::array<StringRef, 4> hints = {"maxnreg=200", "maxnreg=128",
+                                      "maxnreg=96", "maxnreg=64"};
+    std::vector<std::string> isa =
+        compileBesideACheck(gpuModule, /*early=*/false, hints);
     RocdlSharedCodegenStats after = getRocdlSharedCodegenStats();
-    expectWhole(gpuModule, "maxnreg=200;maxnreg=128;maxnreg=96;maxnreg=64",
-                isa);
+    expectWhole(gpuModule, llvm::join(hints, ";"), isa);
     return {after.cuts - before.cuts, after.continued - before.continued,
             after.awaitedChecks - before.awaitedChecks};
   }
