@@ -8,6 +8,10 @@ the variant whose hint set is empty (the default). Prints one line per
 object; exit 0 when all are identical, 1 when one differs or is missing.
 
   check_default.py --mlir-opt mlir-opt-22 OUT_DIR [OUT_DIR...]
+
+--hints picks the variant of another hint set (its canonical text, e.g.
+'waves_per_eu=1'), and --stock-input gives stock mlir-opt the input that
+writes those hints by hand.
 """
 
 import argparse
@@ -50,10 +54,10 @@ def decode_string(text, start):
         i += 1
 
 
-def stock_objects(mlir_opt, manifest):
+def stock_objects(mlir_opt, manifest, stock_input):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "stock.mlir")
-        subprocess.run([mlir_opt, manifest["input"],
+        subprocess.run([mlir_opt, stock_input or manifest["input"],
                         "--pass-pipeline=" + manifest["pipeline"], "-o", out],
                        check=True)
         with open(out, encoding="utf-8", errors="surrogateescape") as f:
@@ -69,15 +73,15 @@ def stock_objects(mlir_opt, manifest):
     return objects
 
 
-def check(mlir_opt, out_dir):
+def check(mlir_opt, out_dir, hints="", stock_input=None):
     with open(os.path.join(out_dir, "manifest.json")) as f:
         manifest = json.load(f)
-    default = [v for v in manifest["variants"] if not v.get("hint_set")]
-    if not default:
-        print(f"{out_dir}: no default (empty) hint set in the sweep")
+    chosen = [v for v in manifest["variants"] if v.get("hints", "") == hints]
+    if not chosen:
+        print(f"{out_dir}: no hint set '{hints}' in the sweep")
         return False
-    ours = default[0]["objects"]
-    stock = stock_objects(mlir_opt, manifest)
+    ours = chosen[0]["objects"]
+    stock = stock_objects(mlir_opt, manifest, stock_input)
     ok = len(ours) == len(stock)
     if not ok:
         print(f"{out_dir}: {len(ours)} objects from fly-tune, {len(stock)} from stock mlir-opt")
@@ -95,9 +99,14 @@ def main(argv):
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mlir-opt", default="mlir-opt-22")
+    p.add_argument("--hints", default="",
+                   help="the variant's hint set, canonical (default: empty)")
+    p.add_argument("--stock-input",
+                   help="what stock mlir-opt compiles (default: the manifest's input)")
     p.add_argument("out_dirs", nargs="+")
     args = p.parse_args(argv)
-    results = [check(args.mlir_opt, d) for d in args.out_dirs]
+    results = [check(args.mlir_opt, d, args.hints, args.stock_input)
+               for d in args.out_dirs]
     return 0 if all(results) else 1
 
 

@@ -397,6 +397,78 @@ TEST_F(ReplayPlanTest, EntryStoredBetweenLookupAndLockIsRead) {
   EXPECT_EQ(cache.lookups, 4u);
 }
 
+TEST_F(ReplayPlanTest, DefaultWavesPerEuIsACopyOnRocdlOnly) {
+  ASSERT_TRUE(module);
+  std::vector<HintSet> sets = hintSets(
+      ";waves_per_eu=1;waves_per_eu=2;maxnreg=64,waves_per_eu=1;maxnreg=64");
+  auto sameAs = [&](ModuleOp source, bool capture) {
+    FailureOr<BinaryPassOptions> binaryPass = parseBinaryPass(
+        "gpu-module-to-binary{format=isa}", UnknownLoc::get(&context));
+    EXPECT_TRUE(succeeded(binaryPass));
+    ReplayPlanOptions options;
+    options.captureIntermediates = capture;
+    FailureOr<ReplayPlan> plan =
+        buildReplayPlan(source, *binaryPass, sets, options);
+    EXPECT_TRUE(succeeded(plan));
+    std::vector<std::optional<unsigned>> result;
+    if (succeeded(plan))
+      for (const PlanEntry &entry : plan->entries)
+        result.push_back(entry.sameAs);
+    return result;
+  };
+  using Copies = std::vector<std::optional<unsigned>>;
+  const Copies none(sets.size());
+  EXPECT_EQ(sameAs(*module, false),
+            (Copies{std::nullopt, 0u, std::nullopt, std::nullopt, 3u}));
+  // Capturing, every variant hands over its own LLVM IR.
+  EXPECT_EQ(sameAs(*module, true), none);
+  ::setenv("FLY_DEDUPE_DEFAULTS", "0", 1);
+  EXPECT_EQ(sameAs(*module, false), none);
+  ::unsetenv("FLY_DEDUPE_DEFAULTS");
+}
+
+TEST_F(ReplayPlanTest, BackendDefaultsDroppedOnRocdlOnlyModules) {
+  // Beside an NVVM target the attribute reaches a backend not audited for it;
+  // i1 `true` translates as "-1"; 2 is a request.
+  OwningOpRef<ModuleOp> source = parseSourceString<ModuleOp>(R"mlir(
+    module attributes {gpu.container_module} {
+      gpu.module @rocdl [#rocdl.target<chip = "gfx942">,
+                         #rocdl.target<chip = "gfx90a">] {
+        llvm.func @one() attributes {rocdl.kernel, rocdl.waves_per_eu = 1 : i32} {
+          llvm.return
+        }
+        llvm.func @one_i64() attributes {rocdl.kernel, rocdl.waves_per_eu = 1 : i64} {
+          llvm.return
+        }
+        llvm.func @two() attributes {rocdl.kernel, rocdl.waves_per_eu = 2 : i32} {
+          llvm.return
+        }
+        llvm.func @flag() attributes {rocdl.kernel, rocdl.waves_per_eu = true} {
+          llvm.return
+        }
+        llvm.func @device() attributes {rocdl.waves_per_eu = 1 : i32} {
+          llvm.return
+        }
+      }
+      gpu.module @mixed [#rocdl.target<chip = "gfx942">,
+                         #nvvm.target<chip = "sm_90">] {
+        llvm.func @k() attributes {gpu.kernel, rocdl.waves_per_eu = 1 : i32} {
+          llvm.return
+        }
+      }
+    })mlir",
+                                                             &context);
+  ASSERT_TRUE(source);
+  std::vector<std::string> kept;
+  for (auto gpuModule : source->getOps<gpu::GPUModuleOp>()) {
+    dropBackendDefaults(gpuModule);
+    for (auto func : gpuModule.getOps<LLVM::LLVMFuncOp>())
+      if (func->hasAttr("rocdl.waves_per_eu"))
+        kept.push_back(func.getName().str());
+  }
+  EXPECT_EQ(kept, (std::vector<std::string>{"two", "flag", "device", "k"}));
+}
+
 TEST_F(ReplayPlanTest, RoundTripsThroughJSON) {
   ASSERT_TRUE(module);
   ReplayPlanOptions options;

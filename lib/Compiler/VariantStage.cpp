@@ -125,7 +125,8 @@ LogicalResult SplitCompiler::runVariants(ModuleOp preBinary,
     std::string what =
         origin == VariantOrigin::Cached ? std::string("cached")
         : origin == VariantOrigin::Copied
-            ? llvm::formatv("same variant as {0}", *entry.sameAs).str()
+            ? llvm::formatv("same objects as {0}, not compiled", *entry.sameAs)
+                  .str()
         : variant.succeeded() ? std::string("ok")
         : variant.skipped     ? std::string(cancelled ? "skipped (cancelled)"
                                                       : "skipped (time budget)")

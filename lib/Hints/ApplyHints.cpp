@@ -185,6 +185,21 @@ SmallVector<LLVM::LLVMFuncOp> getKernels(gpu::GPUModuleOp gpuModule) {
   return kernels;
 }
 
+void dropBackendDefaults(gpu::GPUModuleOp gpuModule) {
+  SmallVector<TargetFamily> families = getTargetFamilies(gpuModule);
+  if (families.empty() || !llvm::all_of(families, [](TargetFamily f) {
+        return f == TargetFamily::ROCDL;
+      }))
+    return;
+  ROCDL::ROCDLDialect::WavesPerEuAttrHelper wavesPerEu(gpuModule.getContext());
+  for (LLVM::LLVMFuncOp kernel : getKernels(gpuModule)) {
+    // Translated as std::to_string(getInt()): i1 `true` would read -1.
+    IntegerAttr value = wavesPerEu.getAttr(kernel);
+    if (value && value.getType().isSignlessInteger() && value.getInt() == 1)
+      wavesPerEu.removeAttr(kernel);
+  }
+}
+
 void KernelHintSite::setAttr(StringRef name, Attribute value) const {
   for (LLVM::LLVMFuncOp kernel : kernels)
     kernel->setAttr(name, value);

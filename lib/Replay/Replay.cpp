@@ -386,7 +386,7 @@ void BatchCompiler::compile(ArrayRef<unsigned> indices,
 /// nothing if the hints fail to apply (the real build reports that).
 std::optional<SmallVector<mlir::Attribute>>
 fingerprintHinted(ArrayRef<gpu::GPUModuleOp> gpuModules, const HintSet &hints,
-                  bool normalizeForIsa) {
+                  HintedFingerprint kind) {
   if (gpuModules.empty())
     return std::nullopt;
   // Silences this thread's diagnostics only: replays may run on others.
@@ -403,7 +403,9 @@ fingerprintHinted(ArrayRef<gpu::GPUModuleOp> gpuModules, const HintSet &hints,
     for (auto func : gpuModule.getOps<LLVM::LLVMFuncOp>())
       body->push_back(func->cloneWithoutRegions());
     applyVerifiedHints(*skeleton, hints);
-    if (normalizeForIsa)
+    if (kind == HintedFingerprint::SameObjects)
+      dropBackendDefaults(*skeleton);
+    else if (kind == HintedFingerprint::SharedIsa)
       normalizeForSharedIsa(*skeleton);
     fingerprint.push_back(skeleton.get()->getAttrDictionary());
     for (Operation &op : *body)
@@ -413,7 +415,8 @@ fingerprintHinted(ArrayRef<gpu::GPUModuleOp> gpuModules, const HintSet &hints,
 }
 
 SmallVector<std::optional<unsigned>>
-findDuplicateVariants(ModuleOp source, ArrayRef<HintSet> hintSets) {
+findDuplicateVariants(ModuleOp source, ArrayRef<HintSet> hintSets,
+                      HintedFingerprint kind) {
   SmallVector<gpu::GPUModuleOp> gpuModules = getTargetedGpuModules(source);
   std::vector<
       std::pair<std::pair<std::string, SmallVector<mlir::Attribute>>, unsigned>>
@@ -421,7 +424,7 @@ findDuplicateVariants(ModuleOp source, ArrayRef<HintSet> hintSets) {
   SmallVector<std::optional<unsigned>> sameAs(hintSets.size());
   for (auto [index, hints] : enumerate(hintSets)) {
     std::optional<SmallVector<mlir::Attribute>> fingerprint =
-        fingerprintHinted(gpuModules, hints, /*normalizeForIsa=*/false);
+        fingerprintHinted(gpuModules, hints, kind);
     if (!fingerprint)
       continue;
     std::pair<std::string, SmallVector<mlir::Attribute>> key{

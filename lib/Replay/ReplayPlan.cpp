@@ -3,6 +3,7 @@
 #include "fly/Replay/ReplayPlan.h"
 
 #include "Replay/VariantDedupe.h"
+#include "Support/Environment.h"
 #include "fly/Backend/AmdgpuLinker.h"
 #include "fly/Hints/ApplyHints.h"
 #include "fly/Hints/BackendOpts.h"
@@ -116,8 +117,13 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
   plan.captureIntermediates = options.captureIntermediates;
   plan.variantTimeoutSeconds = options.variantTimeoutSeconds;
   plan.reuseIsa = options.reuseIsa && linksObjects(binaryPass);
-  SmallVector<std::optional<unsigned>> sameAs =
-      findDuplicateVariants(preBinary, compiled);
+  // Copies of a variant whose kernels differ only in a default the backend
+  // reads as absent hand over that variant's IR dumps, so not when capturing.
+  bool sameObjects = !options.captureIntermediates &&
+                     getEnvFlag("FLY_DEDUPE_DEFAULTS").value_or(true);
+  SmallVector<std::optional<unsigned>> sameAs = findDuplicateVariants(
+      preBinary, compiled,
+      sameObjects ? HintedFingerprint::SameObjects : HintedFingerprint::Exact);
   // The effective pass per distinct `opts`, and the shared-ISA groups.
   StringMap<std::string> effectiveOf;
   std::vector<std::pair<SharedIsaKey, unsigned>> isaGroups;
@@ -159,7 +165,7 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
       // nothing: ROCDL) may it share; NVVM's has sentinel maxnreg.
       if (key && options.captureIntermediates &&
           key->second != fingerprintHinted(gpuModules, compiled[i],
-                                           /*normalizeForIsa=*/false))
+                                           HintedFingerprint::Exact))
         key.reset();
       if (key) {
         auto group = llvm::find_if(

@@ -39,7 +39,7 @@ getSharedIsaKey(ArrayRef<gpu::GPUModuleOp> gpuModules, const HintSet &hints,
       return std::nullopt;
   }
   std::optional<SmallVector<mlir::Attribute>> fingerprint =
-      fingerprintHinted(gpuModules, hints, /*normalizeForIsa=*/true);
+      fingerprintHinted(gpuModules, hints, HintedFingerprint::SharedIsa);
   if (!fingerprint)
     return std::nullopt;
   return SharedIsaKey{extraOpts.str(), std::move(*fingerprint)};

@@ -19,18 +19,31 @@
 
 namespace fly {
 
-/// For each hint set, the position of the first earlier hint set whose hinted
-/// variant of `source` is identical (same `opts`, same hinted gpu.module and
-/// llvm.func attributes), or nullopt. Exact: attributes compare by identity.
+/// What a fingerprint of a hinted variant leaves out.
+enum class HintedFingerprint {
+  /// Nothing: equal fingerprints, identical variant modules.
+  Exact,
+  /// Kernel attributes the backend reads as absent (dropBackendDefaults):
+  /// equal fingerprints, identical objects.
+  SameObjects,
+  /// What assembly finishes from a shared ISA (normalizeForSharedIsa).
+  SharedIsa,
+};
+
 /// The attributes a hint set gives the gpu.modules and their llvm.funcs
-/// (applied to region-less copies), optionally normalised for a shared ISA
-/// (normalizeForSharedIsa); nothing if the hints do not apply.
+/// (applied to region-less copies), normalised as `kind` says; nothing if
+/// the hints do not apply.
 std::optional<llvm::SmallVector<mlir::Attribute>>
 fingerprintHinted(llvm::ArrayRef<mlir::gpu::GPUModuleOp> gpuModules,
-                  const HintSet &hints, bool normalizeForIsa);
+                  const HintSet &hints, HintedFingerprint kind);
 
+/// For each hint set, the position of the first earlier hint set whose
+/// hinted variant of `source` compiles to the same objects (same `opts`,
+/// same fingerprint of kind `kind`: Exact or SameObjects), or nullopt.
+/// Attributes compare by identity: no hash collisions.
 llvm::SmallVector<std::optional<unsigned>>
-findDuplicateVariants(mlir::ModuleOp source, llvm::ArrayRef<HintSet> hintSets);
+findDuplicateVariants(mlir::ModuleOp source, llvm::ArrayRef<HintSet> hintSets,
+                      HintedFingerprint kind);
 
 /// Gives `copy` the outcome of `from` (objects or error) without compiling:
 /// replayMs 0, duplicateOf = from.index. Keeps copy's index, id and hints.

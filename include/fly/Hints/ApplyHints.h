@@ -92,6 +92,15 @@ mlir::LogicalResult applyHints(mlir::gpu::GPUModuleOp gpuModule,
 /// gpu.module (a replay plan checks each once, before anything compiles).
 void applyVerifiedHints(mlir::gpu::GPUModuleOp gpuModule, const HintSet &hints);
 
+/// Erases the kernel attributes whose value the backend reads exactly as if
+/// they were absent, so that variants differing only in them compare equal
+/// (findDuplicateVariants) and compile once. On gpu.modules whose targets
+/// are all #rocdl.target: `rocdl.waves_per_eu = 1`. It becomes
+/// "amdgpu-waves-per-eu"="1", which AMDGPUSubtarget::getWavesPerEU, the
+/// attribute's only reader in code generation, merges with its default
+/// (1, the most the chip runs) into that same default.
+void dropBackendDefaults(mlir::gpu::GPUModuleOp gpuModule);
+
 /// The extra `opts=` a hint set asks of the binary pass for `gpuModules`
 /// ("" for none). On modules whose targets are all #nvvm.target, applyHints
 /// writes the `opts` hint into the target's flags["ptxas-cmd-options"]
