@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Table of an `h200-env-run.sh VAR OFF ON scaling OUT ...` run: per cell
 (workload, P, N) and setting, each round's gain (naive parallel wall / fly
-wall of the same scaling.py call) and continued variants, their medians, fly's
-CPU and peak RSS; then, per cell, OFF's fly wall and CPU over ON's within each
+wall of the same scaling.py call), compiled and continued variants, their
+medians, fly's CPU and peak RSS; then, per cell, OFF's fly wall and CPU over ON's within each
 round (the two settings ran back to back).
 
   bench/env_scaling_summary.py OUT OFF ON > OUT/SUMMARY.md
@@ -40,15 +40,25 @@ def continued(fly):
     return sum(m.get("codegen_continued") or 0 for m in fly.get("manifests", []))
 
 
+def compiled(fly):
+    """Variants fly compiled (not copies) over the call's manifests; "-" for
+    a scaling.py before manifests counted copies."""
+    manifests = fly.get("manifests", [])
+    if not manifests or any("copies" not in m for m in manifests):
+        return "-"
+    return sum(m["variants"] - m["copies"] for m in manifests)
+
+
 def main():
     out, off, on = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     found = measurements(out)
     if not found:
         sys.exit(f"env_scaling_summary.py: no scaling.json under {out}")
     med = statistics.median
-    print("| cell | setting | rounds | continued per round | gain per round | median gain | "
+    print("| cell | setting | rounds | compiled per round | continued per round | "
+          "gain per round | median gain | "
           "fly wall s | naive parallel wall s | CPU s naive / fly | peak RSS MB fly |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for (workload, p, n), modes in sorted(found.items()):
         for mode in (off, on):
             runs = [modes[mode][r] for r in sorted(modes.get(mode, {}))]
@@ -56,7 +66,9 @@ def main():
                 continue
             gains = [naive["wall_s"] / fly["wall_s"] for naive, fly in runs]
             counts = [continued(fly) for _, fly in runs]
+            made = [str(compiled(fly)) for _, fly in runs]
             print(f"| {workload} P={p} N={n} | {mode} | {len(runs)} | "
+                  f"{', '.join(sorted(set(made), key=made.index)) if '-' in made else ', '.join(made)} | "
                   f"{', '.join(str(c) for c in counts)} | "
                   f"{', '.join(f'{g:.2f}' for g in gains)} | {med(gains):.2f} | "
                   f"{med(f['wall_s'] for _, f in runs):.2f} | "

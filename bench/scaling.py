@@ -435,6 +435,9 @@ class Run:
                 if m.get("replay_ms") else None,
                 "isa_shared": sum(1 for v in vs if v.get("isa_from") not in (None, v["index"])),
                 "codegen_continued": codegen_continued(m["variants"]),
+                # Copies of an earlier variant's objects, never compiled.
+                "copies": sum(1 for v in vs if v.get("duplicate_of") is not None
+                              and not v.get("replay_ms")),
             })
         except (OSError, ValueError, KeyError):
             pass
