@@ -429,7 +429,8 @@ TEST_F(ReplayPlanTest, DefaultWavesPerEuIsACopyOnRocdlOnly) {
 
 TEST_F(ReplayPlanTest, BackendDefaultsDroppedOnRocdlOnlyModules) {
   // Beside an NVVM target the attribute reaches a backend not audited for it;
-  // i1 `true` translates as "-1"; 2 is a request.
+  // i1 `true` translates as "-1"; 2 is a request; over a passthrough
+  // "amdgpu-waves-per-eu" it replaces that request.
   OwningOpRef<ModuleOp> source = parseSourceString<ModuleOp>(R"mlir(
     module attributes {gpu.container_module} {
       gpu.module @rocdl [#rocdl.target<chip = "gfx942">,
@@ -449,6 +450,11 @@ TEST_F(ReplayPlanTest, BackendDefaultsDroppedOnRocdlOnlyModules) {
         llvm.func @device() attributes {rocdl.waves_per_eu = 1 : i32} {
           llvm.return
         }
+        llvm.func @over_passthrough() attributes {rocdl.kernel,
+            passthrough = [["amdgpu-waves-per-eu", "4"]],
+            rocdl.waves_per_eu = 1 : i32} {
+          llvm.return
+        }
       }
       gpu.module @mixed [#rocdl.target<chip = "gfx942">,
                          #nvvm.target<chip = "sm_90">] {
@@ -466,7 +472,8 @@ TEST_F(ReplayPlanTest, BackendDefaultsDroppedOnRocdlOnlyModules) {
       if (func->hasAttr("rocdl.waves_per_eu"))
         kept.push_back(func.getName().str());
   }
-  EXPECT_EQ(kept, (std::vector<std::string>{"two", "flag", "device", "k"}));
+  EXPECT_EQ(kept, (std::vector<std::string>{"two", "flag", "device",
+                                            "over_passthrough", "k"}));
 }
 
 TEST_F(ReplayPlanTest, RoundTripsThroughJSON) {

@@ -176,6 +176,14 @@ LogicalResult verifyHintsApply(gpu::GPUModuleOp gpuModule,
   return success();
 }
 
+/// The key of a passthrough entry: "key" or ["key", "value"] (null if
+/// neither).
+static StringAttr getPassthroughKey(Attribute entry) {
+  if (auto pair = dyn_cast<ArrayAttr>(entry); pair && !pair.empty())
+    return dyn_cast<StringAttr>(pair[0]);
+  return dyn_cast<StringAttr>(entry);
+}
+
 SmallVector<LLVM::LLVMFuncOp> getKernels(gpu::GPUModuleOp gpuModule) {
   SmallVector<LLVM::LLVMFuncOp> kernels;
   for (auto func : gpuModule.getOps<LLVM::LLVMFuncOp>())
@@ -195,8 +203,17 @@ void dropBackendDefaults(gpu::GPUModuleOp gpuModule) {
   for (LLVM::LLVMFuncOp kernel : getKernels(gpuModule)) {
     // Translated as std::to_string(getInt()): i1 `true` would read -1.
     IntegerAttr value = wavesPerEu.getAttr(kernel);
-    if (value && value.getType().isSignlessInteger() && value.getInt() == 1)
-      wavesPerEu.removeAttr(kernel);
+    if (!value || !value.getType().isSignlessInteger() || value.getInt() != 1)
+      continue;
+    // The translation writes it over a passthrough "amdgpu-waves-per-eu",
+    // which without it would reach LLVM.
+    ArrayAttr passthrough = kernel.getPassthroughAttr();
+    if (passthrough && llvm::any_of(passthrough, [](Attribute entry) {
+          StringAttr key = getPassthroughKey(entry);
+          return key && key.getValue() == "amdgpu-waves-per-eu";
+        }))
+      continue;
+    wavesPerEu.removeAttr(kernel);
   }
 }
 
@@ -223,9 +240,7 @@ void KernelHintSite::setPassthrough(StringRef key, StringRef value) const {
     SmallVector<Attribute> entries;
     if (ArrayAttr old = func.getPassthroughAttr())
       for (Attribute entry : old) {
-        StringAttr entryKey = dyn_cast<StringAttr>(entry);
-        if (auto pair = dyn_cast<ArrayAttr>(entry); pair && !pair.empty())
-          entryKey = dyn_cast<StringAttr>(pair[0]);
+        StringAttr entryKey = getPassthroughKey(entry);
         if (!entryKey || entryKey.getValue() != key)
           entries.push_back(entry);
       }

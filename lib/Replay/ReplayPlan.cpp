@@ -12,6 +12,7 @@
 #include "fly/Snapshot/Snapshot.h"
 #include "fly/Support/BoundedJSON.h"
 #include "fly/Support/FileName.h"
+#include "fly/Support/ToolOptions.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -117,9 +118,14 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
   plan.captureIntermediates = options.captureIntermediates;
   plan.variantTimeoutSeconds = options.variantTimeoutSeconds;
   plan.reuseIsa = options.reuseIsa && linksObjects(binaryPass);
-  // Copies of a variant whose kernels differ only in a default the backend
-  // reads as absent hand over that variant's IR dumps, so not when capturing.
-  bool sameObjects = !options.captureIntermediates &&
+  // Kernels that differ only in a default the backend reads as absent make
+  // the same objects, but not the same LLVM IR: not for the offload format
+  // (bitcode), nor where dumps or IR printing would show a copy's IR as the
+  // variant it copies.
+  bool sameObjects = parseBinaryFormat(binaryPass.compilationTarget) !=
+                         gpu::CompilationTarget::Offload &&
+                     !options.captureIntermediates &&
+                     !isIRPrintingRequested() &&
                      getEnvFlag("FLY_DEDUPE_DEFAULTS").value_or(true);
   SmallVector<std::optional<unsigned>> sameAs = findDuplicateVariants(
       preBinary, compiled,

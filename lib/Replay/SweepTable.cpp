@@ -342,7 +342,8 @@ void printSweepTable(raw_ostream &os, ArrayRef<VariantResult> variants,
             "kernel's required or maximum block size (reqntid / maxntid; - "
             "when "
             "it has neither)\n";
-    os << "ms: wall time of the compile that made the variant; bytes: "
+    os << "ms: wall time of the compile that made the variant (0.0: copied, "
+          "not compiled); bytes: "
           "object size; best: the best row per kernel and target (fewest "
           "spills, "
           "then least scratch/stack, then highest occupancy, then fewest "

@@ -4,6 +4,7 @@
 #include "Support/Environment.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Threading.h"
 
@@ -32,6 +33,13 @@ unsigned getDefaultVariantTimeout() {
   std::optional<uint64_t> seconds = getEnvUnsigned("FLY_VARIANT_TIMEOUT");
   return seconds ? static_cast<unsigned>(std::min<uint64_t>(*seconds, UINT_MAX))
                  : kDefaultVariantTimeoutSeconds;
+}
+
+bool isIRPrintingRequested() {
+  for (auto &[name, option] : llvm::cl::getRegisteredOptions())
+    if (name.starts_with("mlir-print-ir-") && option->getNumOccurrences())
+      return true;
+  return false;
 }
 
 unsigned clampJobs(unsigned requested, std::string *note) {

@@ -254,9 +254,11 @@ void FlySnapshotPass::runOnOperation() {
           << result.hints.canonical() << "') failed:\n"
           << indentLines(result.error);
     } else if (result.duplicateOf) {
+      // A copy (replay time 0) was never compiled.
       emitRemark(module.getLoc())
           << "fly-snapshot: variant '" << result.id
-          << "' compiled to the same objects as variant " << *result.duplicateOf
+          << "' makes the same objects as variant " << *result.duplicateOf
+          << (result.replayMs == 0 ? " (copied, not compiled)" : "")
           << ": this hint set had no effect";
     }
   }

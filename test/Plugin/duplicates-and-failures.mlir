@@ -14,7 +14,7 @@
 // RUN: FileCheck %s --check-prefix=STDERR --input-file=%t/stderr.txt
 // RUN: %python %S/Inputs/summarize_manifest.py %t/sweep/manifest.json | FileCheck %s
 
-// STDERR: remark: fly-snapshot: variant 'v1_default' compiled to the same objects as variant 0
+// STDERR: remark: fly-snapshot: variant 'v1_default' makes the same objects as variant 0 (copied, not compiled)
 // STDERR: error: fly-snapshot: replay of variant 'v2_target_triple_bogus_unknown' (hints 'target.triple=bogus-unknown') failed
 
 // CHECK:       sweep tool=fly-snapshot variants=4
@@ -46,7 +46,7 @@
 // JSON:      "status": "failed"
 
 // expected-warning@+3 {{fly-snapshot: no out-dir= given: 4 variants will be compiled and discarded (give out-dir=<dir> to keep them)}}
-// expected-remark@+2 {{fly-snapshot: variant 'v1_default' compiled to the same objects as variant 0: this hint set had no effect}}
+// expected-remark@+2 {{fly-snapshot: variant 'v1_default' makes the same objects as variant 0 (copied, not compiled): this hint set had no effect}}
 // expected-error@+1 {{fly-snapshot: replay of variant 'v2_target_triple_bogus_unknown' (hints 'target.triple=bogus-unknown') failed:}}
 module attributes {gpu.container_module} {
   gpu.module @kernels [#rocdl.target<chip = "gfx942">] {

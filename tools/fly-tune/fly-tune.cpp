@@ -13,6 +13,7 @@
 #include "fly/Cache/CacheKey.h"
 #include "fly/Support/InstallLocation.h"
 #include "fly/Support/ToolHelp.h"
+#include "fly/Support/ToolOptions.h"
 #include "fly/Tool/TuneDriver.h"
 #include "fly/Transforms/Passes.h"
 
@@ -184,15 +185,6 @@ static cl::opt<bool> bestAllowNumericsOpt(
              "'numerics')"),
     cl::cat(tuneCategory));
 
-/// Whether an --mlir-print-ir-* flag was given: they print nothing for
-/// passes that a cache hit skips.
-static bool irPrintingRequested() {
-  for (auto &[name, option] : cl::getRegisteredOptions())
-    if (name.starts_with("mlir-print-ir-") && option->getNumOccurrences())
-      return true;
-  return false;
-}
-
 /// The flags, typed.
 static fly::TuneOptions getTuneOptions() {
   fly::TuneOptions options;
@@ -222,7 +214,7 @@ static fly::TuneOptions getTuneOptions() {
   options.timeBudget = timeBudgetOpt;
   options.reuseIsa = reuseIsaOpt;
   options.bestAllowNumericsChanges = bestAllowNumericsOpt;
-  options.irPrinting = irPrintingRequested();
+  options.irPrinting = fly::isIRPrintingRequested();
   options.configurePassManager = [](PassManager &pm) {
     if (failed(applyPassManagerCLOptions(pm)))
       return failure();

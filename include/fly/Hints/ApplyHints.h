@@ -95,10 +95,11 @@ void applyVerifiedHints(mlir::gpu::GPUModuleOp gpuModule, const HintSet &hints);
 /// Erases the kernel attributes whose value the backend reads exactly as if
 /// they were absent, so that variants differing only in them compare equal
 /// (findDuplicateVariants) and compile once. On gpu.modules whose targets
-/// are all #rocdl.target: `rocdl.waves_per_eu = 1`. It becomes
-/// "amdgpu-waves-per-eu"="1", which AMDGPUSubtarget::getWavesPerEU, the
-/// attribute's only reader in code generation, merges with its default
-/// (1, the most the chip runs) into that same default.
+/// are all #rocdl.target: `rocdl.waves_per_eu = 1` on a kernel without a
+/// passthrough "amdgpu-waves-per-eu". It becomes "amdgpu-waves-per-eu"="1",
+/// which AMDGPUSubtarget::getWavesPerEU, the attribute's reader in code
+/// generation, merges with its default (1, the most the chip runs) into that
+/// same default, and which AMDGPUAttributorPass takes for the default.
 void dropBackendDefaults(mlir::gpu::GPUModuleOp gpuModule);
 
 /// The extra `opts=` a hint set asks of the binary pass for `gpuModules`

@@ -24,6 +24,11 @@ llvm::Error checkObjectFormat(llvm::StringRef format);
 /// tool's default). `note` says why when it was lowered.
 unsigned clampJobs(unsigned requested, std::string *note = nullptr);
 
+/// Whether an --mlir-print-ir-* flag was given in this process (mlir-opt's,
+/// fly-opt's or fly-tune's command line). A PassManager's enableIRPrinting
+/// called from code is not seen.
+bool isIRPrintingRequested();
+
 /// A hung ptxas or backend ends its variant after this long by default.
 constexpr unsigned kDefaultVariantTimeoutSeconds = 600;
 
