@@ -8,7 +8,7 @@ switches and system time; oversubscribed cores as involuntary switches.
 
   threads_cpu.py --fly-tune T --toolkit D --kernel K.mlir --n 64 --jobs 8,16 \\
       --rounds 3 --out OUT      (writes OUT/threads.json and OUT/THREADS.md)
-  threads_cpu.py --report-only --out OUT
+  threads_cpu.py --report-only --out OUT [--report PATH]
 
 Extra environment for fly-tune: --env VAR=VALUE (repeatable).
 """
@@ -115,6 +115,7 @@ def main(argv):
     p.add_argument("--env", action="append", default=[])
     p.add_argument("--out", required=True)
     p.add_argument("--report-only", action="store_true")
+    p.add_argument("--report", help="where the table goes (default OUT/THREADS.md)")
     args = p.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "threads.json")
@@ -140,7 +141,7 @@ def main(argv):
             json.dump(data, f, indent=1)
     with open(path) as f:
         data = json.load(f)
-    with open(os.path.join(args.out, "THREADS.md"), "w") as f:
+    with open(args.report or os.path.join(args.out, "THREADS.md"), "w") as f:
         f.write(report(data))
     return 0
 
