@@ -166,7 +166,7 @@ TEST(HintRegistry, HelpAndTableListEveryEntry) {
   EXPECT_NE(help.find("maxnreg=<1..512> (NVVM at most 255)"), std::string::npos)
       << help;
   EXPECT_NE(help.find("waves_per_eu=<0..20> (ROCDL only; 0 leaves it unset; 1 "
-                      "makes the same objects as unset)"),
+                      "is LLVM's default)"),
             std::string::npos)
       << help;
   EXPECT_NE(table.find("`nvvm.maxnreg` on the kernels (≤ 255)"),

@@ -182,7 +182,7 @@ static constexpr HintSpec kHintSpecs[] = {
     Spec("waves_per_eu", HT::Int)
         .range(0, 20)
         .rocdl("`rocdl.waves_per_eu` on the kernels")
-        .note("0 leaves it unset; 1 makes the same objects as unset")
+        .note("0 leaves it unset; 1 is LLVM's default")
         .rocdlFlag("--amdgpu-waves-per-eu")
         .kernels([](const KernelHintSite &site, const TypedHint &hint) {
           if (hint.value.getInt() == 0)
