@@ -43,6 +43,12 @@ bool isNvvmOnly(ArrayRef<TargetFamily> families) {
   });
 }
 
+bool isRocdlOnly(ArrayRef<TargetFamily> families) {
+  return !families.empty() && llvm::all_of(families, [](TargetFamily f) {
+    return f == TargetFamily::ROCDL;
+  });
+}
+
 static std::atomic<uint64_t> hintChecks{0};
 
 uint64_t getHintCheckCount() { return hintChecks.load(); }
@@ -194,10 +200,7 @@ SmallVector<LLVM::LLVMFuncOp> getKernels(gpu::GPUModuleOp gpuModule) {
 }
 
 void dropBackendDefaults(gpu::GPUModuleOp gpuModule) {
-  SmallVector<TargetFamily> families = getTargetFamilies(gpuModule);
-  if (families.empty() || !llvm::all_of(families, [](TargetFamily f) {
-        return f == TargetFamily::ROCDL;
-      }))
+  if (!isRocdlOnly(getTargetFamilies(gpuModule)))
     return;
   ROCDL::ROCDLDialect::WavesPerEuAttrHelper wavesPerEu(gpuModule.getContext());
   for (LLVM::LLVMFuncOp kernel : getKernels(gpuModule)) {

@@ -108,11 +108,7 @@ SmallVector<RocdlOptsToken> classifyRocdlOpts(StringRef opts) {
 static bool allRocdlOnly(ArrayRef<gpu::GPUModuleOp> gpuModules) {
   return !gpuModules.empty() &&
          llvm::all_of(gpuModules, [](gpu::GPUModuleOp gpuModule) {
-           SmallVector<TargetFamily> families = getTargetFamilies(gpuModule);
-           return !families.empty() &&
-                  llvm::all_of(families, [](TargetFamily f) {
-                    return f == TargetFamily::ROCDL;
-                  });
+           return isRocdlOnly(getTargetFamilies(gpuModule));
          });
 }
 

@@ -30,6 +30,8 @@ llvm::SmallVector<TargetFamily>
 getTargetFamilies(mlir::gpu::GPUModuleOp gpuModule);
 /// Whether `families` is non-empty and all NVVM.
 bool isNvvmOnly(llvm::ArrayRef<TargetFamily> families);
+/// Whether `families` is non-empty and all ROCDL.
+bool isRocdlOnly(llvm::ArrayRef<TargetFamily> families);
 
 /// Whether a hint selector (`rocdl`, `nvvm` or a chip, see splitHintName)
 /// picks `target`; the empty selector picks every target.
