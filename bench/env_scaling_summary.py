@@ -68,7 +68,7 @@ def main():
             counts = [continued(fly) for _, fly in runs]
             made = [str(compiled(fly)) for _, fly in runs]
             print(f"| {workload} P={p} N={n} | {mode} | {len(runs)} | "
-                  f"{', '.join(sorted(set(made), key=made.index)) if '-' in made else ', '.join(made)} | "
+                  f"{'-' if '-' in made else ', '.join(made)} | "
                   f"{', '.join(str(c) for c in counts)} | "
                   f"{', '.join(f'{g:.2f}' for g in gains)} | {med(gains):.2f} | "
                   f"{med(f['wall_s'] for _, f in runs):.2f} | "

@@ -107,6 +107,12 @@ def hint_sets(target, n):
     return out[:n]
 
 
+def is_copy(v):
+    """A manifest variant that copied an earlier one's objects, never
+    compiled (duplicate_of with no replay time)."""
+    return v.get("duplicate_of") is not None and not v.get("replay_ms")
+
+
 def codegen_continued(variants):
     """How many ROCDL compiles of a manifest's variants continued a kept code
     generation, each compile once: ok variants, not copies, not those
@@ -116,7 +122,7 @@ def codegen_continued(variants):
         return None
     return sum(v.get("codegen_continued", 0) for v in variants
                if v.get("status") == "ok" and v.get("isa_from") in (None, v["index"])
-               and not (v.get("duplicate_of") is not None and not v.get("replay_ms")))
+               and not is_copy(v))
 
 
 def hint_text(h):
@@ -436,8 +442,7 @@ class Run:
                 "isa_shared": sum(1 for v in vs if v.get("isa_from") not in (None, v["index"])),
                 "codegen_continued": codegen_continued(m["variants"]),
                 # Copies of an earlier variant's objects, never compiled.
-                "copies": sum(1 for v in vs if v.get("duplicate_of") is not None
-                              and not v.get("replay_ms")),
+                "copies": sum(1 for v in vs if is_copy(v)),
             })
         except (OSError, ValueError, KeyError):
             pass

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Where fly-tune's CPU goes as its thread count grows: one kernel's sweep at
 each --jobs value, the values alternating and their order flipped every
-round, each run's wall, user and system CPU, voluntary and involuntary
-context switches and peak RSS (getrusage of the finished child), and the
-variants it compiled (not copies). Blocking on locks shows as voluntary
+round, each run's wall, user and system CPU and voluntary and involuntary
+context switches (getrusage of the finished child), and the variants it
+compiled (not copies). Blocking on locks shows as voluntary
 switches and system time; oversubscribed cores as involuntary switches.
 
   threads_cpu.py --fly-tune T --toolkit D --kernel K.mlir --n 64 --jobs 8,16 \\
@@ -24,7 +24,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from scaling import hint_sets, hint_text, machine  # noqa: E402
+from scaling import hint_sets, hint_text, is_copy, machine  # noqa: E402
 
 
 def run_once(args, jobs, env):
@@ -43,9 +43,8 @@ def run_once(args, jobs, env):
         try:
             with open(os.path.join(out, "manifest.json")) as f:
                 variants = json.load(f)["variants"]
-            compiled = sum(1 for v in variants if v.get("status") == "ok"
-                           and not (v.get("duplicate_of") is not None
-                                    and not v.get("replay_ms")))
+            compiled = sum(1 for v in variants
+                           if v.get("status") == "ok" and not is_copy(v))
         except (OSError, ValueError, KeyError):
             pass
     return {
@@ -54,7 +53,6 @@ def run_once(args, jobs, env):
         "sys_s": round(after.ru_stime - before.ru_stime, 3),
         "voluntary_switches": after.ru_nvcsw - before.ru_nvcsw,
         "involuntary_switches": after.ru_nivcsw - before.ru_nivcsw,
-        # ru_maxrss of children is the largest child so far, not this one's.
         "compiled": compiled,
         "stderr_tail": proc.stderr[-400:] if proc.returncode else "",
     }
