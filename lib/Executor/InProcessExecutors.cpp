@@ -1,6 +1,7 @@
 //===- InProcessExecutors.cpp - Batch and crash-isolated replays ----------===//
 
 #include "Executor/FreeMemoryReleaser.h"
+#include "Executor/KernelTurns.h"
 #include "Support/FatalErrors.h"
 #include "fly/Backend/VariantQueue.h"
 #include "fly/Executor/Executor.h"
@@ -57,7 +58,8 @@ private:
 
 /// One variant at a time per thread, each under a CrashRecoveryContext.
 /// Concurrent execute calls (the kernels of one sweep) share one pool, so
-/// `jobs` bounds them together and none waits for another's variants.
+/// `jobs` bounds them together and none waits for another's variants; their
+/// variants take turns (KernelTurns.h).
 class IsolatedExecutor : public ReplayExecutor {
 public:
   explicit IsolatedExecutor(ExecutorOptions options)
@@ -86,6 +88,7 @@ private:
   ExecutorOptions options;
   std::mutex poolMutex;
   std::unique_ptr<DefaultThreadPool> pool;
+  KernelTurns turns;
 };
 } // namespace
 
@@ -124,8 +127,19 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   if (work.nestInSource)
     alone.emplace(hardware_concurrency(1));
   ThreadPoolInterface &threadPool = alone ? *alone : getPool();
-  ThreadPoolTaskGroup pool(threadPool);
   unsigned threads = std::max(1u, threadPool.getMaxConcurrency());
+  // The replays in a pass have their own pool, and turns of their own.
+  KernelTurns alonesTurns;
+  KernelTurns &turns = alone ? alonesTurns : this->turns;
+  KernelTurns::Kernel kernel;
+  // Runs `tasks` on the pool in turns with other kernels' and waits for them.
+  auto runInTurns = [&](std::vector<std::function<void()>> tasks) {
+    size_t count = tasks.size();
+    turns.queue(kernel, std::move(tasks));
+    for (size_t i = 0; i < count; ++i)
+      threadPool.async([&turns] { turns.runNext(); });
+    turns.wait(kernel);
+  };
   ReplayOptions one;
   one.maxParallel = 1;
   one.sharedIsa = std::make_shared<SharedIsaTable>();
@@ -142,8 +156,9 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
     }
     // What the backend keeps for the later ISA compiles (VariantQueue.h).
     VariantQueue queue(producers.size());
+    std::vector<std::function<void()>> tasks;
     for (unsigned e : producers) {
-      pool.async([&, e] {
+      tasks.push_back([&, e] {
         ScopedVariantQueue started(queue);
         if (work.mayStart && !work.mayStart())
           return;
@@ -164,7 +179,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
           setupFailed = true;
       });
     }
-    pool.wait();
+    runInTurns(std::move(tasks));
     if (setupFailed)
       return failure();
   }
@@ -172,9 +187,10 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   FreeMemoryReleaser &releaser = getFreeMemoryReleaser();
   // Where a variant has no shared ISA, it compiles one here.
   VariantQueue queue(entries.size());
+  std::vector<std::function<void()>> tasks;
   for (unsigned e : entries) {
     releaser.variantQueued();
-    pool.async([&, e] {
+    tasks.push_back([&, e] {
       ScopedVariantQueue started(queue);
       // Only after a replay that returned: a crashed one's heap is not
       // walked by a trim.
@@ -210,7 +226,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
         finished(e, std::move(*replayed));
     });
   }
-  pool.wait();
+  runInTurns(std::move(tasks));
   return failure(setupFailed.load());
 }
 
