@@ -2,6 +2,7 @@
 
 #include "Executor/FreeMemoryReleaser.h"
 #include "Executor/KernelTurns.h"
+#include "Support/Environment.h"
 #include "Support/FatalErrors.h"
 #include "fly/Backend/VariantQueue.h"
 #include "fly/Executor/Executor.h"
@@ -63,7 +64,8 @@ private:
 class IsolatedExecutor : public ReplayExecutor {
 public:
   explicit IsolatedExecutor(ExecutorOptions options)
-      : options(std::move(options)) {}
+      : options(std::move(options)),
+        turns(getEnvFlag("FLY_KERNEL_TURNS").value_or(true)) {}
   StringRef getName() const override { return "isolated"; }
 
   LogicalResult execute(const ReplayWork &work, ArrayRef<unsigned> entries,
