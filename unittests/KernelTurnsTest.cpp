@@ -119,23 +119,3 @@ TEST(KernelTurnsTest, WaitReturnsOnceTheKernelsTasksRan) {
     worker.join();
   turns.wait(b);
 }
-
-TEST(KernelTurnsTest, FirstComeFirstServedWithoutTurns) {
-  KernelTurns turns(/*takeTurns=*/false);
-  Recorder recorder;
-  KernelTurns::Kernel a, b;
-  turns.queue(a, recorder.tasks("a", 2));
-  turns.queue(b, recorder.tasks("b", 2));
-  std::vector<std::thread> workers;
-  for (size_t i = 1; i <= 3; ++i) {
-    workers.emplace_back([&] { turns.runNext(); });
-    recorder.awaitStarted(i);
-  }
-  EXPECT_EQ(recorder.started, (std::vector<std::string>{"a0", "a1", "b0"}));
-  recorder.release();
-  for (std::thread &worker : workers)
-    worker.join();
-  turns.runNext();
-  turns.wait(a);
-  turns.wait(b);
-}

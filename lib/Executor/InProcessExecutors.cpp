@@ -2,7 +2,6 @@
 
 #include "Executor/FreeMemoryReleaser.h"
 #include "Executor/KernelTurns.h"
-#include "Support/Environment.h"
 #include "Support/FatalErrors.h"
 #include "fly/Backend/VariantQueue.h"
 #include "fly/Executor/Executor.h"
@@ -64,8 +63,7 @@ private:
 class IsolatedExecutor : public ReplayExecutor {
 public:
   explicit IsolatedExecutor(ExecutorOptions options)
-      : options(std::move(options)),
-        turns(getEnvFlag("FLY_KERNEL_TURNS").value_or(true)) {}
+      : options(std::move(options)) {}
   StringRef getName() const override { return "isolated"; }
 
   LogicalResult execute(const ReplayWork &work, ArrayRef<unsigned> entries,

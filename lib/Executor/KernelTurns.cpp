@@ -23,11 +23,9 @@ void KernelTurns::runNext() {
   std::function<void()> task;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    auto next = takeTurns ? std::min_element(kernels.begin(), kernels.end(),
-                                             [](Kernel *a, Kernel *b) {
-                                               return a->running < b->running;
-                                             })
-                          : kernels.begin();
+    auto next = std::min_element(
+        kernels.begin(), kernels.end(),
+        [](Kernel *a, Kernel *b) { return a->running < b->running; });
     if (next == kernels.end())
       return;
     kernel = *next;

@@ -8,8 +8,7 @@
 // starts the next variant of the kernel with the fewest variants running
 // (the kernel queued first on ties): P threads spread over the kernels
 // waiting, and a kernel's later variants start once its first ones have
-// finished and kept what they share. FLY_KERNEL_TURNS=0 serves them first
-// come, first served instead.
+// finished and kept what they share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,9 +26,6 @@ namespace fly {
 
 class KernelTurns {
 public:
-  /// `takeTurns` false: the kernel queued first goes first, always.
-  explicit KernelTurns(bool takeTurns = true) : takeTurns(takeTurns) {}
-
   /// One kernel's variants, owned by the caller of queue until wait
   /// returned.
   class Kernel {
@@ -51,7 +47,6 @@ public:
   void wait(Kernel &kernel);
 
 private:
-  bool takeTurns;
   std::mutex mutex;
   std::condition_variable taskFinished;
   /// Kernels with waiting tasks, in the order they were first queued.
