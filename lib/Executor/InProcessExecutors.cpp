@@ -1,7 +1,6 @@
 //===- InProcessExecutors.cpp - Batch and crash-isolated replays ----------===//
 
 #include "Executor/FreeMemoryReleaser.h"
-#include "Executor/KernelTurns.h"
 #include "Support/FatalErrors.h"
 #include "fly/Backend/VariantQueue.h"
 #include "fly/Executor/Executor.h"
@@ -58,8 +57,7 @@ private:
 
 /// One variant at a time per thread, each under a CrashRecoveryContext.
 /// Concurrent execute calls (the kernels of one sweep) share one pool, so
-/// `jobs` bounds them together and none waits for another's variants; their
-/// variants take turns (KernelTurns.h).
+/// `jobs` bounds them together and none waits for another's variants.
 class IsolatedExecutor : public ReplayExecutor {
 public:
   explicit IsolatedExecutor(ExecutorOptions options)
@@ -88,7 +86,6 @@ private:
   ExecutorOptions options;
   std::mutex poolMutex;
   std::unique_ptr<DefaultThreadPool> pool;
-  KernelTurns turns;
 };
 } // namespace
 
@@ -127,19 +124,8 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   if (work.nestInSource)
     alone.emplace(hardware_concurrency(1));
   ThreadPoolInterface &threadPool = alone ? *alone : getPool();
+  ThreadPoolTaskGroup pool(threadPool);
   unsigned threads = std::max(1u, threadPool.getMaxConcurrency());
-  // The replays in a pass have their own pool, and turns of their own.
-  KernelTurns alonesTurns;
-  KernelTurns &turns = alone ? alonesTurns : this->turns;
-  KernelTurns::Kernel kernel;
-  // Runs `tasks` on the pool in turns with other kernels' and waits for them.
-  auto runInTurns = [&](std::vector<std::function<void()>> tasks) {
-    size_t count = tasks.size();
-    turns.queue(kernel, std::move(tasks));
-    for (size_t i = 0; i < count; ++i)
-      threadPool.async([&turns] { turns.runNext(); });
-    turns.wait(kernel);
-  };
   ReplayOptions one;
   one.maxParallel = 1;
   one.sharedIsa = std::make_shared<SharedIsaTable>();
@@ -156,9 +142,8 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
     }
     // What the backend keeps for the later ISA compiles (VariantQueue.h).
     VariantQueue queue(producers.size());
-    std::vector<std::function<void()>> tasks;
     for (unsigned e : producers) {
-      tasks.push_back([&, e] {
+      pool.async([&, e] {
         ScopedVariantQueue started(queue);
         if (work.mayStart && !work.mayStart())
           return;
@@ -179,7 +164,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
           setupFailed = true;
       });
     }
-    runInTurns(std::move(tasks));
+    pool.wait();
     if (setupFailed)
       return failure();
   }
@@ -187,10 +172,9 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   FreeMemoryReleaser &releaser = getFreeMemoryReleaser();
   // Where a variant has no shared ISA, it compiles one here.
   VariantQueue queue(entries.size());
-  std::vector<std::function<void()>> tasks;
   for (unsigned e : entries) {
     releaser.variantQueued();
-    tasks.push_back([&, e] {
+    pool.async([&, e] {
       ScopedVariantQueue started(queue);
       // Only after a replay that returned: a crashed one's heap is not
       // walked by a trim.
@@ -226,7 +210,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
         finished(e, std::move(*replayed));
     });
   }
-  runInTurns(std::move(tasks));
+  pool.wait();
   return failure(setupFailed.load());
 }
 
