@@ -16,12 +16,47 @@ def ratio(a, b):
     return a / b if a and b else None
 
 
+def failed_variants(run):
+    """How many variants failed in one mode's run where the kernel failed
+    them (a naive process that exited 1, a fly-tune that exited 2,
+    "partial", with its manifests' failed entries); None where the run
+    failed otherwise (cut at the deadline, killed, an error of the whole)."""
+    if run.get("cut"):
+        return None
+    if "manifests" in run:
+        if any(f["rc"] != 2 for f in run["failures"]):
+            return None
+        return sum(m["variants"] - m["variants_ok"] for m in run["manifests"])
+    if any(f["rc"] != 1 for f in run["failures"]):
+        return None
+    return len(run["failures"])
+
+
+def comparable(rep):
+    """Every mode of the repetition did the same work: none failed, or each
+    failed the same number of variants (the kernel's, e.g. ptxas rejecting
+    a register cap below what an instruction needs)."""
+    counts = {failed_variants(run) for run in rep.values()}
+    return len(counts) == 1 and None not in counts
+
+
+def failures_text(reps):
+    """The failed column: the failed commands of repetitions left out, and
+    the variants every mode failed alike in those kept."""
+    left_out = sum(len(run["failures"]) for r in reps if not comparable(r) for run in r.values())
+    alike = sorted({failed_variants(next(iter(r.values()))) for r in reps if comparable(r)} - {0})
+    parts = [str(left_out)] if left_out or not alike else []
+    if alike:
+        parts.append(", ".join(map(str, alike)) + " variants in each mode")
+    return "; ".join(parts)
+
+
 def cell_stats(cell):
     """Medians over repetitions of one (target, workload, P, N) cell."""
     reps = cell["reps"]
 
     def m(mode, key):
-        return med([r[mode][key] for r in reps if mode in r and not r[mode]["failures"]])
+        return med([r[mode][key] for r in reps if mode in r and comparable(r)])
 
     n, p = cell["N"], cell["P"]
     t_one, t_pre = cell["t_one_s"], cell["t_pre_s"]
@@ -41,7 +76,7 @@ def cell_stats(cell):
         "rss_parallel": m("naive-parallel" if p > 1 else "naive-serial", "peak_rss_mb"),
         "rss_parallel_sum": m("naive-parallel", "peak_rss_sum_mb"),
         "rss_fly": m("fly", "peak_rss_mb"), "ideal": ideal,
-        "failures": sum(len(r[x]["failures"]) for r in reps for x in r),
+        "failures": failures_text(reps),
     }
     s["eff"] = ratio(ideal, s["fly"])
     s["x_serial"] = ratio(s["serial"], s["fly"])
@@ -150,7 +185,10 @@ def render(data, command):
            "T_bin = one naive compile - T_pre (so process start and parse count as T_bin); "
            "eff = ideal(P) / fly. `est`: naive serial scaled from one compile x N. "
            "CPU: user+sys of the processes and their children. RSS: the largest process; "
-           "`sum` for naive parallel: the processes alive at once (sampled).", ""]
+           "`sum` for naive parallel: the processes alive at once (sampled). failed: "
+           "the failed commands of repetitions left out; `k variants in each mode`: "
+           "repetitions kept where every mode failed the same k variants (the "
+           "kernel's, e.g. ptxas refusing a register cap).", ""]
     cells = data["results"]
     groups = []
     for c in cells:

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# One bench/scaling.py call on the GPU node with the carried wheel
+# (bench/node-carry.sh), its results in OUT (scaling.json, RESULTS.md,
+# run.log, node.txt), the scaling.py arguments after OUT:
+#   bench/node-scaling.sh OUT --targets rocdl,nvvm --workloads gemm,config \
+#     --grid 16:64,16:16 --reps 2 --budget-s 480
+# Never past 580 s: a device call ends at 600.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+out=$1
+shift
+work=/tmp/fly
+mkdir -p "$out"
+source "$repo/bench/node-carry.sh"
+carry_unpack "$work"
+tune=$work/fly_snapshot/bin/fly-tune
+{
+  "$tune" --version | tail -1
+  nproc
+  lscpu | grep -E "Model name|Thread|Core|Socket"
+  free -g | head -2
+  nvidia-smi -L 2>/dev/null || true
+} > "$out/node.txt"
+rm -rf "$work/sw"
+timeout 580 python3 "$repo/bench/scaling.py" --fly-tune "$tune" \
+  --rocm-toolkit "$work/fly_snapshot/rocm-toolkit" --work "$work/sw" \
+  --out "$out" "$@" > "$out/run.log" 2>&1 || echo "scaling.py: rc $?"
