@@ -427,6 +427,57 @@ TEST_F(ReplayPlanTest, DefaultWavesPerEuIsACopyOnRocdlOnly) {
   ::unsetenv("FLY_DEDUPE_DEFAULTS");
 }
 
+TEST_F(ReplayPlanTest, DefaultWavesPerEuCompilesUnderIRPrintingFromCode) {
+  ASSERT_TRUE(module);
+  // The fly-snapshot pass in a pass manager whose IR printing was enabled in
+  // code, not by a command-line flag: the copy of the default compiles too,
+  // so each variant's binary pass prints its IR.
+  auto binaryPassDumps = [&](bool printing) {
+    OwningOpRef<ModuleOp> source = module->clone();
+    PassManager pm(&context);
+    EXPECT_TRUE(succeeded(
+        parsePassPipeline("fly-snapshot{hints=\";waves_per_eu=1\" "
+                          "binary-pass=\"gpu-module-to-binary{format=isa}\"}",
+                          pm)));
+    std::string printed;
+    llvm::raw_string_ostream os(printed);
+    if (printing) {
+      context.disableMultithreading();
+      pm.enableIRPrinting(
+          [](Pass *, Operation *) { return false; },
+          [](Pass *pass, Operation *) {
+            return pass->getArgument() == "gpu-module-to-binary";
+          },
+          /*printModuleScope=*/false, /*printAfterOnlyOnChange=*/false,
+          /*printAfterOnlyOnFailure=*/false, os);
+    }
+    std::string remarks;
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+      remarks += diag.str() + "\n";
+      return success();
+    });
+    EXPECT_TRUE(succeeded(pm.run(*source)));
+    context.enableMultithreading();
+    size_t dumps = 0;
+    for (size_t at = printed.find("IR Dump After"); at != std::string::npos;
+         at = printed.find("IR Dump After", at + 1))
+      ++dumps;
+    return std::make_pair(dumps, remarks);
+  };
+  auto [plainDumps, plainRemarks] = binaryPassDumps(false);
+  EXPECT_EQ(plainDumps, 0u);
+  EXPECT_NE(plainRemarks.find("(copied, not compiled)"), std::string::npos)
+      << plainRemarks;
+  auto [dumps, remarks] = binaryPassDumps(true);
+  // One per variant (its container holds both gpu.modules).
+  EXPECT_EQ(dumps, 2u);
+  EXPECT_NE(remarks.find("makes the same objects as variant 0"),
+            std::string::npos)
+      << remarks;
+  EXPECT_EQ(remarks.find("(copied, not compiled)"), std::string::npos)
+      << remarks;
+}
+
 TEST_F(ReplayPlanTest, BackendDefaultsDroppedOnRocdlOnlyModules) {
   // Beside an NVVM target the attribute reaches a backend not audited for it;
   // i1 `true` translates as "-1"; 2 is a request; over a passthrough

@@ -120,12 +120,12 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
   plan.reuseIsa = options.reuseIsa && linksObjects(binaryPass);
   // Kernels that differ only in a default the backend reads as absent make
   // the same objects, but not the same LLVM IR: not for the offload format
-  // (bitcode), nor where dumps or IR printing would show a copy's IR as the
-  // variant it copies.
+  // (bitcode), nor where dumps, IR printing or other instrumentation would
+  // show a copy's run as the variant it copies.
   bool sameObjects = parseBinaryFormat(binaryPass.compilationTarget) !=
                          gpu::CompilationTarget::Offload &&
                      !options.captureIntermediates &&
-                     !isIRPrintingRequested() &&
+                     !options.replaysInstrumented && !isIRPrintingRequested() &&
                      getEnvFlag("FLY_DEDUPE_DEFAULTS").value_or(true);
   SmallVector<std::optional<unsigned>> sameAs = findDuplicateVariants(
       preBinary, compiled,

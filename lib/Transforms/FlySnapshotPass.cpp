@@ -199,6 +199,9 @@ void FlySnapshotPass::runOnOperation() {
   fly::ReplayPlanOptions planOptions;
   planOptions.reuseIsa = reuseIsa;
   planOptions.variantTimeoutSeconds = variantTimeout;
+  // runPipeline hands the replays this pass manager's instrumentation.
+  planOptions.replaysInstrumented =
+      getAnalysisManager().getPassInstrumentor() != nullptr;
   fly::diagnoseBinaryOpts(binaryPassOptions->cmdOptions,
                           fly::getTargetedGpuModules(module), module.getLoc());
   FailureOr<fly::ReplayPlan> plan =

@@ -81,6 +81,11 @@ struct ReplayPlanOptions {
   bool captureIntermediates = false;
   /// ReplayPlan::variantTimeoutSeconds.
   unsigned variantTimeoutSeconds = 0;
+  /// The replays run under the caller's pass instrumentation (IR printing,
+  /// timing, ... of a PassManager, however enabled): every hint set whose
+  /// objects would copy another's for a backend default compiles, so the
+  /// instrumentation sees each variant's binary pass.
+  bool replaysInstrumented = false;
   /// Labels of the hint sets (VariantResult::index); empty = 0, 1, 2, ...
   std::vector<unsigned> labels;
 };

@@ -26,7 +26,8 @@ unsigned clampJobs(unsigned requested, std::string *note = nullptr);
 
 /// Whether an --mlir-print-ir-* flag was given in this process (mlir-opt's,
 /// fly-opt's or fly-tune's command line). A PassManager's enableIRPrinting
-/// called from code is not seen.
+/// called from code is not seen here (the fly-snapshot pass sees its pass
+/// manager's instrumentation, ReplayPlanOptions::replaysInstrumented).
 bool isIRPrintingRequested();
 
 /// A hung ptxas or backend ends its variant after this long by default.
