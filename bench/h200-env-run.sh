@@ -19,14 +19,7 @@ mkdir -p "$work" "$out"
 source "$repo/bench/node-carry.sh"
 carry_unpack "$work"
 tune=$work/fly_snapshot/bin/fly-tune toolkit=$work/fly_snapshot/rocm-toolkit
-{
-  "$tune" --version | tail -1
-  sha256sum "$work/fly_snapshot/lib/libFlySnapshotCAPI.so"
-  nproc
-  lscpu | grep -E "Model name|Thread|Core|Socket"
-  free -g | head -2
-  nvidia-smi -L 2>/dev/null || true
-} > "$out/node.txt"
+carry_describe "$work" > "$out/node.txt"
 # One scaling.py call in setting MODE (VAR=0 for OFF-NAME, 1 for ON-NAME):
 # WORKLOADS P:N NAME, into OUT/NAME and OUT/NAME.log; never past 200 s.
 scaling_in() {

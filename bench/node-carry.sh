@@ -21,6 +21,18 @@ carry_unpack() {
   carry_unzstd -c "$carry/fly.tar.zst" | tar xf - -C "$dest"
 }
 
+# The build unpacked in DEST/fly_snapshot and the node it runs on, for
+# OUT/node.txt.
+carry_describe() {
+  local dest=$1
+  "$dest/fly_snapshot/bin/fly-tune" --version | tail -1
+  sha256sum "$dest/fly_snapshot/lib/libFlySnapshotCAPI.so"
+  nproc
+  lscpu | grep -E "Model name|Thread|Core|Socket"
+  free -g | head -2
+  nvidia-smi -L 2>/dev/null || true
+}
+
 # DEST/fly_snapshot: the tree of SRC/fly_snapshot with the build of
 # .carry/NAME.bsdiff (kept where it is already there).
 carry_patched() {

@@ -13,15 +13,8 @@ work=/tmp/fly
 mkdir -p "$out"
 source "$repo/bench/node-carry.sh"
 carry_unpack "$work"
-tune=$work/fly_snapshot/bin/fly-tune
-{
-  "$tune" --version | tail -1
-  nproc
-  lscpu | grep -E "Model name|Thread|Core|Socket"
-  free -g | head -2
-  nvidia-smi -L 2>/dev/null || true
-} > "$out/node.txt"
+carry_describe "$work" > "$out/node.txt"
 rm -rf "$work/sw"
-timeout 580 python3 "$repo/bench/scaling.py" --fly-tune "$tune" \
+timeout 580 python3 "$repo/bench/scaling.py" --fly-tune "$work/fly_snapshot/bin/fly-tune" \
   --rocm-toolkit "$work/fly_snapshot/rocm-toolkit" --work "$work/sw" \
   --out "$out" "$@" > "$out/run.log" 2>&1 || echo "scaling.py: rc $?"
