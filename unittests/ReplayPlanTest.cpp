@@ -527,6 +527,92 @@ TEST_F(ReplayPlanTest, BackendDefaultsDroppedOnRocdlOnlyModules) {
                                             "over_passthrough", "k"}));
 }
 
+TEST_F(ReplayPlanTest, VgprRequestsOfTheWholeBudgetDropped) {
+  // A request of 256 VGPRs or more is the budget itself on these chips, read
+  // as LLVM reads the value (radix 0, untrimmed); 255 is a cap (510 on
+  // gfx942); gfx1250 addresses 1024, so 256 caps it there, and in a
+  // gpu.module that also compiles for it.
+  OwningOpRef<ModuleOp> source = parseSourceString<ModuleOp>(R"mlir(
+    module attributes {gpu.container_module} {
+      gpu.module @cdna [#rocdl.target<chip = "gfx942">,
+                        #rocdl.target<chip = "gfx1100">] {
+        llvm.func @at_256() attributes {rocdl.kernel,
+            passthrough = [["amdgpu-num-vgpr", "256"]]} {
+          llvm.return
+        }
+        llvm.func @hex_and_others() attributes {rocdl.kernel,
+            passthrough = ["noinline", ["amdgpu-num-vgpr", "0x200"],
+                           ["amdgpu-waves-per-eu", "2"]]} {
+          llvm.return
+        }
+        llvm.func @at_255() attributes {rocdl.kernel,
+            passthrough = [["amdgpu-num-vgpr", "255"]]} {
+          llvm.return
+        }
+        llvm.func @spaced() attributes {rocdl.kernel,
+            passthrough = [["amdgpu-num-vgpr", " 256"]]} {
+          llvm.return
+        }
+        llvm.func @huge() attributes {rocdl.kernel,
+            passthrough = [["amdgpu-num-vgpr", "4294967552"]]} {
+          llvm.return
+        }
+        llvm.func @device() attributes {
+            passthrough = [["amdgpu-num-vgpr", "256"]]} {
+          llvm.return
+        }
+      }
+      gpu.module @gfx1250 [#rocdl.target<chip = "gfx942">,
+                           #rocdl.target<chip = "gfx1250">] {
+        llvm.func @k() attributes {rocdl.kernel,
+            passthrough = [["amdgpu-num-vgpr", "256"]]} {
+          llvm.return
+        }
+      }
+    })mlir",
+                                                             &context);
+  ASSERT_TRUE(source);
+  std::vector<std::string> passthroughs;
+  for (auto gpuModule : source->getOps<gpu::GPUModuleOp>()) {
+    dropBackendDefaults(gpuModule);
+    for (auto func : gpuModule.getOps<LLVM::LLVMFuncOp>()) {
+      std::string text = func.getName().str() + ":";
+      if (ArrayAttr passthrough = func.getPassthroughAttr())
+        llvm::raw_string_ostream(text) << passthrough;
+      passthroughs.push_back(text);
+    }
+  }
+  EXPECT_EQ(passthroughs,
+            (std::vector<std::string>{
+                "at_256:",
+                "hex_and_others:[\"noinline\", [\"amdgpu-waves-per-eu\", "
+                "\"2\"]]",
+                "at_255:[[\"amdgpu-num-vgpr\", \"255\"]]",
+                "spaced:[[\"amdgpu-num-vgpr\", \" 256\"]]",
+                "huge:[[\"amdgpu-num-vgpr\", \"4294967552\"]]",
+                "device:[[\"amdgpu-num-vgpr\", \"256\"]]",
+                "k:[[\"amdgpu-num-vgpr\", \"256\"]]"}));
+}
+
+TEST_F(ReplayPlanTest, MaxnregOfTheWholeBudgetIsACopy) {
+  ASSERT_TRUE(module);
+  std::vector<HintSet> sets =
+      hintSets(";maxnreg=256;maxnreg=512;maxnreg=255;waves_per_eu=2;"
+               "waves_per_eu=2,maxnreg=300;waves_per_eu=1,maxnreg=256");
+  FailureOr<BinaryPassOptions> binaryPass = parseBinaryPass(
+      "gpu-module-to-binary{format=isa}", UnknownLoc::get(&context));
+  ASSERT_TRUE(succeeded(binaryPass));
+  FailureOr<ReplayPlan> plan =
+      buildReplayPlan(*module, *binaryPass, sets, ReplayPlanOptions());
+  ASSERT_TRUE(succeeded(plan));
+  std::vector<std::optional<unsigned>> sameAs;
+  for (const PlanEntry &entry : plan->entries)
+    sameAs.push_back(entry.sameAs);
+  EXPECT_EQ(sameAs,
+            (std::vector<std::optional<unsigned>>{
+                std::nullopt, 0u, 0u, std::nullopt, std::nullopt, 4u, 0u}));
+}
+
 TEST_F(ReplayPlanTest, RoundTripsThroughJSON) {
   ASSERT_TRUE(module);
   ReplayPlanOptions options;

@@ -199,18 +199,62 @@ SmallVector<LLVM::LLVMFuncOp> getKernels(gpu::GPUModuleOp gpuModule) {
   return kernels;
 }
 
+/// The chips on which "amdgpu-num-vgpr" of 256 or more gives a kernel the
+/// VGPR budget it has without the attribute: their most is 256 (512 with
+/// the unified register file of gfx90a and later CDNA, where
+/// GCNSubtarget::getBaseMaxNumVGPRs doubles the request) and the request is
+/// clamped to it. Not gfx1250, whose kernels address 1024. Each is in
+/// test/Bench/num-vgpr-default.test.
+static bool isVgprBudgetAtMost256(StringRef chip) {
+  return llvm::is_contained({"gfx906", "gfx908", "gfx90a", "gfx942", "gfx950",
+                             "gfx1030", "gfx1100", "gfx1101", "gfx1102",
+                             "gfx1151", "gfx1200", "gfx1201"},
+                            chip);
+}
+
+/// Whether a passthrough "amdgpu-num-vgpr" entry asks for at least 256
+/// VGPRs, read as getFnAttributeAsParsedInteger does (radix 0, untrimmed);
+/// values far above any budget are left alone (the backend narrows them to
+/// unsigned and doubles them).
+static bool requestsAtLeast256Vgprs(Attribute entry) {
+  auto pair = dyn_cast<ArrayAttr>(entry);
+  if (!pair || pair.size() != 2)
+    return false;
+  auto key = dyn_cast<StringAttr>(pair[0]);
+  auto value = dyn_cast<StringAttr>(pair[1]);
+  uint64_t vgprs;
+  return key && value && key.getValue() == "amdgpu-num-vgpr" &&
+         !value.getValue().getAsInteger(0, vgprs) && vgprs >= 256 &&
+         vgprs <= 65536;
+}
+
 void dropBackendDefaults(gpu::GPUModuleOp gpuModule) {
   if (!isRocdlOnly(getTargetFamilies(gpuModule)))
     return;
+  bool vgprBudgetAtMost256 =
+      llvm::all_of(gpuModule.getTargetsAttr(), [](Attribute target) {
+        return isVgprBudgetAtMost256(getTargetChip(target));
+      });
   ROCDL::ROCDLDialect::WavesPerEuAttrHelper wavesPerEu(gpuModule.getContext());
   for (LLVM::LLVMFuncOp kernel : getKernels(gpuModule)) {
+    ArrayAttr passthrough = kernel.getPassthroughAttr();
+    if (vgprBudgetAtMost256 && passthrough &&
+        llvm::any_of(passthrough, requestsAtLeast256Vgprs)) {
+      SmallVector<Attribute> kept;
+      llvm::copy_if(passthrough, std::back_inserter(kept),
+                    [](Attribute e) { return !requestsAtLeast256Vgprs(e); });
+      if (kept.empty())
+        kernel.setPassthroughAttr(nullptr);
+      else
+        kernel.setPassthroughAttr(ArrayAttr::get(kernel.getContext(), kept));
+      passthrough = kernel.getPassthroughAttr();
+    }
     // Translated as std::to_string(getInt()): i1 `true` would read -1.
     IntegerAttr value = wavesPerEu.getAttr(kernel);
     if (!value || !value.getType().isSignlessInteger() || value.getInt() != 1)
       continue;
     // The translation writes it over a passthrough "amdgpu-waves-per-eu",
     // which without it would reach LLVM.
-    ArrayAttr passthrough = kernel.getPassthroughAttr();
     if (passthrough && llvm::any_of(passthrough, [](Attribute entry) {
           StringAttr key = getPassthroughKey(entry);
           return key && key.getValue() == "amdgpu-waves-per-eu";

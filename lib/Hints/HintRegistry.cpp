@@ -192,7 +192,8 @@ static constexpr HintSpec kHintSpecs[] = {
         }),
     Spec("maxnreg", HT::Int)
         .range(1, 512)
-        .rocdl("passthrough `amdgpu-num-vgpr` on the kernels")
+        .rocdl("passthrough `amdgpu-num-vgpr` on the kernels; 256 or more is "
+               "LLVM's default (the whole budget) except on gfx1250")
         .nvvm("`nvvm.maxnreg` on the kernels", 255)
         .rocdlFlag("--amdgpu-num-vgpr")
         .kernels([](const KernelHintSite &site, const TypedHint &hint) {

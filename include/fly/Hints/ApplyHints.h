@@ -101,7 +101,11 @@ void applyVerifiedHints(mlir::gpu::GPUModuleOp gpuModule, const HintSet &hints);
 /// passthrough "amdgpu-waves-per-eu". It becomes "amdgpu-waves-per-eu"="1",
 /// which AMDGPUSubtarget::getWavesPerEU, the attribute's reader in code
 /// generation, merges with its default (1, the most the chip runs) into that
-/// same default, and which AMDGPUAttributorPass takes for the default.
+/// same default, and which AMDGPUAttributorPass takes for the default. And,
+/// where every target's chip has at most 256 VGPRs a kernel (512 on gfx90a
+/// and later CDNA, where a request counts twice), a passthrough
+/// "amdgpu-num-vgpr" of 256 or more (`maxnreg`): GCNSubtarget clamps it to
+/// the budget the kernel has without it.
 void dropBackendDefaults(mlir::gpu::GPUModuleOp gpuModule);
 
 /// The extra `opts=` a hint set asks of the binary pass for `gpuModules`
