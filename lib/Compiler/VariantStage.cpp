@@ -25,6 +25,7 @@ SplitCompiler::planVariants(ModuleOp preBinary, const CompileJob &job,
   planOptions.reuseIsa = options.reuseIsa;
   planOptions.captureIntermediates = capturesIntermediates();
   planOptions.variantTimeoutSeconds = options.variantTimeoutSeconds;
+  planOptions.replaysInstrumented = options.replaysInstrumented;
   FailureOr<ReplayPlan> plan =
       buildReplayPlan(preBinary, binaryPass, job.hintSets, planOptions);
   if (failed(plan) || !cache.enabled())

@@ -50,6 +50,7 @@ void ReplayInstrumentation::runBeforePass(Pass *pass, Operation *op) {
   // once, before anything compiles.
   ReplayPlanOptions planOptions;
   planOptions.reuseIsa = options.reuseIsa;
+  planOptions.replaysInstrumented = options.replaysInstrumented;
   FailureOr<ReplayPlan> planned =
       buildReplayPlan(module, *passOptions, hintSets, planOptions);
   if (failed(planned)) {

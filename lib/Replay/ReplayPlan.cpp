@@ -125,7 +125,7 @@ FailureOr<ReplayPlan> buildReplayPlan(ModuleOp preBinary,
   bool sameObjects = parseBinaryFormat(binaryPass.compilationTarget) !=
                          gpu::CompilationTarget::Offload &&
                      !options.captureIntermediates &&
-                     !options.replaysInstrumented && !isIRPrintingRequested() &&
+                     !options.replaysInstrumented &&
                      getEnvFlag("FLY_DEDUPE_DEFAULTS").value_or(true);
   SmallVector<std::optional<unsigned>> sameAs = findDuplicateVariants(
       preBinary, compiled,

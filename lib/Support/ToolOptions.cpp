@@ -42,6 +42,18 @@ bool isIRPrintingRequested() {
   return false;
 }
 
+bool isPassInstrumentationRequested() {
+  if (isIRPrintingRequested())
+    return true;
+  auto &options = cl::getRegisteredOptions();
+  return llvm::any_of(
+      std::initializer_list<StringRef>{"mlir-timing", "mlir-pass-statistics"},
+      [&](StringRef name) {
+        auto it = options.find(name);
+        return it != options.end() && it->second->getNumOccurrences();
+      });
+}
+
 unsigned clampJobs(unsigned requested, std::string *note) {
   unsigned hardware =
       std::max(1u, hardware_concurrency().compute_thread_count());

@@ -118,6 +118,7 @@ LogicalResult OptSweep::setupPassManager(PassManager &pm) {
     applyDefaultTimingPassManagerCLOptions(replayPM);
     return success();
   };
+  replayOptions.replaysInstrumented = isPassInstrumentationRequested();
   pm.addInstrumentation(std::make_unique<ReplayInstrumentation>(
       hintSets,
       [this](VariantResult variant) {

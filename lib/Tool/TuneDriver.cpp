@@ -327,6 +327,7 @@ SplitCompilerOptions TuneRun::getCompilerOptions(bool &ok) {
     compilerOptions.makeExecutor = std::move(*makeExecutor);
   }
   compilerOptions.configurePassManager = options.configurePassManager;
+  compilerOptions.replaysInstrumented = options.replaysInstrumented;
   if (!options.quiet)
     compilerOptions.progress = [](StringRef line) {
       llvm::errs() << "fly-tune: " << line << "\n";

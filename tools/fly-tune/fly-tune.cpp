@@ -215,6 +215,7 @@ static fly::TuneOptions getTuneOptions() {
   options.reuseIsa = reuseIsaOpt;
   options.bestAllowNumericsChanges = bestAllowNumericsOpt;
   options.irPrinting = fly::isIRPrintingRequested();
+  options.replaysInstrumented = fly::isPassInstrumentationRequested();
   options.configurePassManager = [](PassManager &pm) {
     if (failed(applyPassManagerCLOptions(pm)))
       return failure();

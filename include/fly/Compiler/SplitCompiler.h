@@ -66,6 +66,9 @@ struct SplitCompilerOptions {
   /// Applied to every PassManager the compiler creates (IR printing,
   /// timing, crash reproducer: mlir::applyPassManagerCLOptions).
   std::function<mlir::LogicalResult(mlir::PassManager &)> configurePassManager;
+  /// configurePassManager instruments the pass runs (IR printing, timing,
+  /// statistics): ReplayPlanOptions::replaysInstrumented.
+  bool replaysInstrumented = false;
   /// Where variants compile (Executor.h): batch (fastest, in process),
   /// isolated (in process, a crash or LLVM fatal error fails only its
   /// variant; installs LLVM's crash-recovery signal handlers process-wide)

@@ -44,6 +44,9 @@ public:
     /// Applied to the replays' pass manager (IR printing, timing, ...).
     std::function<mlir::LogicalResult(mlir::PassManager &)>
         configurePassManager;
+    /// configurePassManager instruments the replays' pass runs:
+    /// ReplayPlanOptions::replaysInstrumented.
+    bool replaysInstrumented = false;
   };
 
   ReplayInstrumentation(std::vector<HintSet> hintSets, Sink sink,

@@ -81,10 +81,12 @@ struct ReplayPlanOptions {
   bool captureIntermediates = false;
   /// ReplayPlan::variantTimeoutSeconds.
   unsigned variantTimeoutSeconds = 0;
-  /// The replays run under the caller's pass instrumentation (IR printing,
-  /// timing, ... of a PassManager, however enabled): every hint set whose
-  /// objects would copy another's for a backend default compiles, so the
-  /// instrumentation sees each variant's binary pass.
+  /// The replays run under pass instrumentation (IR printing, timing, ...
+  /// of a PassManager, however enabled): every hint set whose objects would
+  /// copy another's for a backend default compiles, so the instrumentation
+  /// sees each variant's binary pass. Set by whoever configures the
+  /// replays' pass managers: the fly-snapshot pass from its pass manager's
+  /// instrumentor, the tools from their flags (isPassInstrumentationRequested).
   bool replaysInstrumented = false;
   /// Labels of the hint sets (VariantResult::index); empty = 0, 1, 2, ...
   std::vector<unsigned> labels;

@@ -24,11 +24,16 @@ llvm::Error checkObjectFormat(llvm::StringRef format);
 /// tool's default). `note` says why when it was lowered.
 unsigned clampJobs(unsigned requested, std::string *note = nullptr);
 
-/// Whether an --mlir-print-ir-* flag was given in this process (mlir-opt's,
-/// fly-opt's or fly-tune's command line). A PassManager's enableIRPrinting
-/// called from code is not seen here (the fly-snapshot pass sees its pass
-/// manager's instrumentation, ReplayPlanOptions::replaysInstrumented).
+/// Whether an --mlir-print-ir-* flag was given in this process (fly-opt's or
+/// fly-tune's command line).
 bool isIRPrintingRequested();
+
+/// Whether a flag was given in this process that makes
+/// mlir::applyPassManagerCLOptions or applyDefaultTimingPassManagerCLOptions
+/// instrument a PassManager's pass runs: --mlir-print-ir-*, --mlir-timing,
+/// --mlir-pass-statistics. A tool whose replays' pass managers it configures
+/// with them says so in ReplayPlanOptions::replaysInstrumented.
+bool isPassInstrumentationRequested();
 
 /// A hung ptxas or backend ends its variant after this long by default.
 constexpr unsigned kDefaultVariantTimeoutSeconds = 600;

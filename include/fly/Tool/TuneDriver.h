@@ -81,6 +81,9 @@ struct TuneOptions {
   bool irPrinting = false;
   /// Applied to every pass manager (the --mlir-* pass-manager flags).
   std::function<mlir::LogicalResult(mlir::PassManager &)> configurePassManager;
+  /// configurePassManager instruments the pass runs:
+  /// SplitCompilerOptions::replaysInstrumented.
+  bool replaysInstrumented = false;
   /// With --executor=slurm: the executor for `cacheDir` (the cache the tasks
   /// store into, "" when off); an error names the bad option.
   std::function<
