@@ -168,7 +168,8 @@ SplitCompiler::compileMany(ArrayRef<CompileJob> jobs) {
   // One executor for all: its workers (the context's thread pool, the
   // isolated executor's pool, the process executor's child slots) are
   // shared, so a kernel's replays start as soon as its phase 1 is done
-  // and never wait for another kernel's.
+  // and never wait for another kernel's; in the isolated executor the
+  // largest kernel's go first (SweepScheduler.h).
   std::unique_ptr<ReplayExecutor> executor = makeExecutor();
   std::vector<std::optional<FailureOr<CompileResult>>> slots(jobs.size());
   {

@@ -1,9 +1,12 @@
 //===- InProcessExecutors.cpp - Batch and crash-isolated replays ----------===//
 
 #include "Executor/FreeMemoryReleaser.h"
+#include "Executor/SweepScheduler.h"
+#include "Support/Environment.h"
 #include "Support/FatalErrors.h"
 #include "fly/Backend/VariantQueue.h"
 #include "fly/Executor/Executor.h"
+#include "fly/Snapshot/Snapshot.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CrashRecoveryContext.h"
@@ -57,7 +60,8 @@ private:
 
 /// One variant at a time per thread, each under a CrashRecoveryContext.
 /// Concurrent execute calls (the kernels of one sweep) share one pool, so
-/// `jobs` bounds them together and none waits for another's variants.
+/// `jobs` bounds them together and none waits for another's variants; the
+/// largest kernel's go first (SweepScheduler.h).
 class IsolatedExecutor : public ReplayExecutor {
 public:
   explicit IsolatedExecutor(ExecutorOptions options)
@@ -84,6 +88,8 @@ private:
   }
 
   ExecutorOptions options;
+  /// Before the pool: gone only once the pool's threads have ended.
+  SweepScheduler scheduler;
   std::mutex poolMutex;
   std::unique_ptr<DefaultThreadPool> pool;
 };
@@ -104,6 +110,15 @@ static std::string crashMessage(const CrashRecoveryContext &crc,
       .str();
 }
 
+/// What a variant of `preBinary` costs to compile, roughly: the operations
+/// of the gpu.modules it serialises, which code generation grows with.
+static uint64_t estimateVariantCost(ModuleOp preBinary) {
+  uint64_t operations = 0;
+  for (gpu::GPUModuleOp module : getTargetedGpuModules(preBinary))
+    module->walk([&](Operation *) { ++operations; });
+  return operations;
+}
+
 /// Process-wide, as the allocator is.
 static FreeMemoryReleaser &getFreeMemoryReleaser() {
   static FreeMemoryReleaser releaser(releaseFreeHeapPages);
@@ -119,12 +134,19 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   const ReplayPlan &plan = work.plan;
   std::atomic<bool> setupFailed{false};
   // Inside a pass (nestInSource) every replay adds its container to the
-  // same module: one at a time then.
+  // same module: one at a time then, on a pool and scheduler of its own.
+  SweepScheduler aloneScheduler;
   std::optional<DefaultThreadPool> alone;
   if (work.nestInSource)
     alone.emplace(hardware_concurrency(1));
   ThreadPoolInterface &threadPool = alone ? *alone : getPool();
-  ThreadPoolTaskGroup pool(threadPool);
+  SweepScheduler &sweeps = alone ? aloneScheduler : scheduler;
+  // FLY_LARGEST_KERNEL_FIRST=0: every sweep weighs the same, so the pool
+  // serves them first come, first served (a bench's side by side).
+  uint64_t variantCost =
+      getEnvFlag("FLY_LARGEST_KERNEL_FIRST").value_or(true)
+          ? estimateVariantCost(work.preBinary)
+          : 0;
   unsigned threads = std::max(1u, threadPool.getMaxConcurrency());
   ReplayOptions one;
   one.maxParallel = 1;
@@ -142,8 +164,9 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
     }
     // What the backend keeps for the later ISA compiles (VariantQueue.h).
     VariantQueue queue(producers.size());
+    std::vector<std::function<void()>> tasks;
     for (unsigned e : producers) {
-      pool.async([&, e] {
+      tasks.push_back([&, e] {
         ScopedVariantQueue started(queue);
         if (work.mayStart && !work.mayStart())
           return;
@@ -164,7 +187,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
           setupFailed = true;
       });
     }
-    pool.wait();
+    sweeps.run(threadPool, std::move(tasks), variantCost);
     if (setupFailed)
       return failure();
   }
@@ -172,9 +195,10 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   FreeMemoryReleaser &releaser = getFreeMemoryReleaser();
   // Where a variant has no shared ISA, it compiles one here.
   VariantQueue queue(entries.size());
+  std::vector<std::function<void()>> tasks;
   for (unsigned e : entries) {
     releaser.variantQueued();
-    pool.async([&, e] {
+    tasks.push_back([&, e] {
       ScopedVariantQueue started(queue);
       // Only after a replay that returned: a crashed one's heap is not
       // walked by a trim.
@@ -210,7 +234,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
         finished(e, std::move(*replayed));
     });
   }
-  pool.wait();
+  sweeps.run(threadPool, std::move(tasks), variantCost);
   return failure(setupFailed.load());
 }
 
