@@ -28,7 +28,10 @@ def measurements(out):
             rep = result["reps"][0]
             if "fly" not in rep or "naive-parallel" not in rep:
                 continue
-            cell = (result["workload"], result["P"], result["N"])
+            workload = result["workload"]
+            if result["target"] != "rocdl":
+                workload = f"{result['target']} {workload}"
+            cell = (workload, result["P"], result["N"])
             found.setdefault(cell, {}).setdefault(name["mode"], {})[
                 int(name["rep"])] = (rep["naive-parallel"], rep["fly"])
     return found

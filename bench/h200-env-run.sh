@@ -8,7 +8,8 @@
 # repetitions per setting alternating, the order flipped per repetition;
 # scaling REPS CELL...: the same for each CELL, WORKLOADS:P:N of scaling.py
 # (gemm,config:16:64 is both workloads at P = 16, N = 64), each call with
-# its own naive parallel run; verify: with VAR=verify, what each GEMM's
+# its own naive parallel run (FLY_BENCH_TARGETS=rocdl,nvvm: both targets,
+# default rocdl); verify: with VAR=verify, what each GEMM's
 # 64-variant sweep printed. OUT/node.txt describes the node and the build.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,6 +20,8 @@ mkdir -p "$work" "$out"
 source "$repo/bench/node-carry.sh"
 carry_unpack "$work"
 tune=$work/fly_snapshot/bin/fly-tune toolkit=$work/fly_snapshot/rocm-toolkit
+# scaling.py's --targets for config and scaling (nvvm needs /usr/local/cuda).
+targets=${FLY_BENCH_TARGETS:-rocdl}
 carry_describe "$work" > "$out/node.txt"
 # One scaling.py call in setting MODE (VAR=0 for OFF-NAME, 1 for ON-NAME):
 # WORKLOADS P:N NAME, into OUT/NAME and OUT/NAME.log; never past 200 s.
@@ -26,7 +29,7 @@ scaling_in() {
   local mode=$1 workloads=$2 grid=$3 name=$4 value=0
   [ "$mode" = "$on" ] && value=1
   env "$var=$value" timeout 200 python3 "$repo/bench/scaling.py" \
-    --fly-tune "$tune" --rocm-toolkit "$toolkit" --targets rocdl \
+    --fly-tune "$tune" --rocm-toolkit "$toolkit" --targets "$targets" \
     --workloads "$workloads" --grid "$grid" --reps 1 --budget-s 150 \
     --work "$work/scaling" --out "$out/$name" > "$out/$name.log" 2>&1 ||
     echo "$name: rc $?"

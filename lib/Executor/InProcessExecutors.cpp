@@ -143,10 +143,9 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   SweepScheduler &sweeps = alone ? aloneScheduler : scheduler;
   // FLY_LARGEST_KERNEL_FIRST=0: every sweep weighs the same, so the pool
   // serves them first come, first served (a bench's side by side).
-  uint64_t variantCost =
-      getEnvFlag("FLY_LARGEST_KERNEL_FIRST").value_or(true)
-          ? estimateVariantCost(work.preBinary)
-          : 0;
+  uint64_t variantCost = getEnvFlag("FLY_LARGEST_KERNEL_FIRST").value_or(true)
+                             ? estimateVariantCost(work.preBinary)
+                             : 0;
   unsigned threads = std::max(1u, threadPool.getMaxConcurrency());
   ReplayOptions one;
   one.maxParallel = 1;
