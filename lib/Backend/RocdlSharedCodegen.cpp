@@ -685,12 +685,6 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   state->context->setDiagnosticHandler(
       std::make_unique<DiagnosticsSeen>(state->diagnosed));
   ++cuts;
-  // Experiment: the keeper checks its target's route from the cut right
-  // after its own compile, so that no continuer runs the check before its
-  // own continuation.
-  if (getEnvFlag("FLY_ROCDL_KEEPER_CHECKS").value_or(false) &&
-      !state->keptIsa.empty())
-    (void)isFaithful(*state, /*early=*/false);
   pool().give(std::move(state));
   return result;
 }
