@@ -541,7 +541,8 @@ TEST_F(ReplayPlanTest, VgprRequestsOfTheWholeBudgetDropped) {
           llvm.return
         }
         llvm.func @hex_and_others() attributes {rocdl.kernel,
-            passthrough = ["noinline", ["amdgpu-num-vgpr", "0x200"],
+            passthrough = ["noinline", "amdgpu-num-vgpr",
+                           ["amdgpu-num-vgpr", "0x200"],
                            ["amdgpu-waves-per-eu", "2"]]} {
           llvm.return
         }
@@ -585,8 +586,8 @@ TEST_F(ReplayPlanTest, VgprRequestsOfTheWholeBudgetDropped) {
   EXPECT_EQ(passthroughs,
             (std::vector<std::string>{
                 "at_256:",
-                "hex_and_others:[\"noinline\", [\"amdgpu-waves-per-eu\", "
-                "\"2\"]]",
+                "hex_and_others:[\"noinline\", \"amdgpu-num-vgpr\", "
+                "[\"amdgpu-waves-per-eu\", \"2\"]]",
                 "at_255:[[\"amdgpu-num-vgpr\", \"255\"]]",
                 "spaced:[[\"amdgpu-num-vgpr\", \" 256\"]]",
                 "huge:[[\"amdgpu-num-vgpr\", \"4294967552\"]]",

@@ -217,14 +217,13 @@ static bool isVgprBudgetAtMost256(StringRef chip) {
 /// values far above any budget are left alone (the backend narrows them to
 /// unsigned and doubles them).
 static bool requestsAtLeast256Vgprs(Attribute entry) {
+  StringAttr key = getPassthroughKey(entry);
   auto pair = dyn_cast<ArrayAttr>(entry);
-  if (!pair || pair.size() != 2)
+  if (!key || key.getValue() != "amdgpu-num-vgpr" || !pair || pair.size() != 2)
     return false;
-  auto key = dyn_cast<StringAttr>(pair[0]);
   auto value = dyn_cast<StringAttr>(pair[1]);
   uint64_t vgprs;
-  return key && value && key.getValue() == "amdgpu-num-vgpr" &&
-         !value.getValue().getAsInteger(0, vgprs) && vgprs >= 256 &&
+  return value && !value.getValue().getAsInteger(0, vgprs) && vgprs >= 256 &&
          vgprs <= 65536;
 }
 

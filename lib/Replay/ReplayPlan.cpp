@@ -12,7 +12,6 @@
 #include "fly/Snapshot/Snapshot.h"
 #include "fly/Support/BoundedJSON.h"
 #include "fly/Support/FileName.h"
-#include "fly/Support/ToolOptions.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
