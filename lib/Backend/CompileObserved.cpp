@@ -15,10 +15,11 @@ namespace fly {
 
 bool isObservingOptionName(llvm::StringRef name) {
   // MLIR's printing and checking options, and those of mlir-opt's main
-  // (which have no prefix), act on MLIR, not on LLVM's passes.
+  // (which have no prefix), act on MLIR, not on LLVM's passes; fly-tune's
+  // time trace times LLVM's passes without changing or printing them.
   static constexpr llvm::StringRef kNotLlvms[] = {
       "verify-diagnostics", "verify-each", "verify-roundtrip",
-      "dump-pass-pipeline"};
+      "dump-pass-pipeline", "time-trace",  "time-trace-granularity"};
   if (name.starts_with("mlir-") || name.starts_with("fly-") ||
       llvm::is_contained(kNotLlvms, name))
     return false;

@@ -34,6 +34,7 @@
 #include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/TimeProfiler.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -146,6 +147,8 @@ public:
     // Translate the module to LLVM IR. Both owned by the serializer: a
     // shared code generation may keep them (codegenSharingRocdl).
     llvmContext = std::make_unique<llvm::LLVMContext>();
+    std::optional<llvm::TimeTraceScope> step(std::in_place,
+                                             "Translate to LLVM IR");
     llvmModule = translateToLLVMIR(*llvmContext);
     if (!llvmModule) {
       getOperation().emitError() << "Failed creating the llvm::Module.";
@@ -157,6 +160,7 @@ public:
       initialLlvmIRCallback(*llvmModule);
 
     // Link bitcode files.
+    step.emplace("Link device libraries");
     handleModulePreLink(*llvmModule);
     {
       auto libs = loadBitcodeFiles(*llvmModule);
@@ -177,6 +181,7 @@ public:
     auto optimize = [&](llvm::Module &module) {
       return optimizeModule(module, optLevel);
     };
+    step.emplace("Optimise LLVM IR");
     FailureOr<llvm::TargetMachine *> targetMachine = failure();
     if (optLevel >= 0 && optLevel <= 3) {
       if (llvm::TargetMachine *lent = lentMachine(llvmModule.get()))
@@ -198,6 +203,7 @@ public:
         return std::nullopt;
     }
 
+    step.reset();
     // Return the serialized object.
     FailureOr<SmallVector<char, 0>> object = moduleToObject(*llvmModule);
     if (failed(object))
@@ -231,6 +237,7 @@ protected:
   compileToBinary(StringRef serializedISA) override {
     if (isaCallback)
       isaCallback(serializedISA);
+    llvm::TimeTraceScope step("Assemble and link");
     return SerializeGPUModuleBase::compileToBinary(serializedISA);
   }
 
@@ -276,6 +283,7 @@ private:
     FailureOr<SmallString<0>> serializedISA = failure();
     // Kept by a shared code generation, `module`, its context and the
     // machine are no longer this serializer's.
+    std::optional<llvm::TimeTraceScope> step(std::in_place, "Code generation");
     std::optional<fly::RocdlSharedIsa> shared;
     if (llvmModule.get() == &module)
       shared = fly::codegenSharingRocdl(sharing, llvmContext, llvmModule, lent);
@@ -301,6 +309,7 @@ private:
       serializedISA = translateModuleToISA(
           module, *machine, [&]() { return getOperation().emitError(); });
     }
+    step.reset();
     if (failed(serializedISA))
       return getOperation().emitError()
              << "failed translating the module to ISA";

@@ -19,6 +19,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/TimeProfiler.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -78,6 +79,7 @@ FailureOr<SmallVector<char, 0>> assemblePtx(StringRef ptx,
                                             const gpu::TargetOptions &options,
                                             StringRef moduleName, Location loc,
                                             unsigned timeoutSeconds) {
+  llvm::TimeTraceScope step("ptxas", moduleName);
   bool createFatbin =
       options.getCompilationTarget() == gpu::CompilationTarget::Fatbin;
   std::optional<std::string> ptxas =

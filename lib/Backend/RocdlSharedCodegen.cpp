@@ -18,6 +18,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/Support/TimeProfiler.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include <algorithm>
@@ -433,6 +434,8 @@ Faithful isFaithful(CutState &state, bool early) {
   // A crash in the check says no: the kept variant compiled whole, so what
   // crashed is the continuation.
   ReleaseOnUnwind crashed([key] { pool().setTargetFaithful(key, false); });
+  llvm::TimeTraceScope span("Check a continuation",
+                            early ? "from before the limits" : "from the cut");
   std::optional<llvm::SmallString<0>> again;
   CodegenCut::Refusal refusal;
   CodegenCut::Trace trace;
@@ -463,6 +466,7 @@ std::optional<bool> standsOnVerdict(const CutState &state, bool early,
   ++awaitedChecks;
   if (const std::function<void(bool)> &hook = getTestHooks().awaitingVerdict)
     hook(early);
+  llvm::TimeTraceScope span("Wait for the continuation check");
   return pool().awaitTargetFaithful(checkKey(state.target, early));
 }
 
@@ -495,6 +499,8 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
     return unjudged();
   if (!setHints(*state->module, sharing.hints))
     return std::nullopt;
+  std::optional<llvm::TimeTraceScope> span(std::in_place,
+                                           "Continue from the cut");
   std::optional<llvm::SmallString<0>> isa =
       state->cut->continueToAssembly(refusal);
   if (!isa && refusal == CodegenCut::Refusal::PressureLimits &&
@@ -511,10 +517,12 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
       (awaits || fromEarly == Faithful::Yes) &&
       setHints(*state->module, sharing.hints)) {
     CodegenCut::Trace trace;
+    span.emplace("Continue from before the limits");
     isa = state->cut->continueFromEarly(refusal, trace);
     if (isa)
       earlyTrace = std::move(trace);
   }
+  span.reset();
   if (state->diagnosed) {
     diagnosed = true;
     return std::nullopt;
@@ -634,8 +642,10 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   bool seen = false;
   context->setDiagnosticHandler(std::make_unique<DiagnosticsNoted>(
       context->getDiagnosticHandler(), seen));
-  CodegenCut::Whole whole =
-      CodegenCut::compileKeeping(tm, *module, kCutPass, kMaxKeptBytes);
+  CodegenCut::Whole whole = [&] {
+    llvm::TimeTraceScope span("Whole code generation, kept at the cut");
+    return CodegenCut::compileKeeping(tm, *module, kCutPass, kMaxKeptBytes);
+  }();
   std::unique_ptr<llvm::DiagnosticHandler> noted =
       context->getDiagnosticHandler();
   // The caller's handler back, unless the context becomes a kept state's.

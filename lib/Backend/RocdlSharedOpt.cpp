@@ -12,6 +12,7 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TimeProfiler.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
@@ -184,18 +185,23 @@ optimizeSharingRocdl(std::unique_ptr<llvm::Module> &module, StringRef targetKey,
   std::string key = (targetKey + StringRef("\0", 1)).str();
   size_t unhintedAt = key.size();
   {
+    llvm::TimeTraceScope span("Key the shared optimisation");
     llvm::SmallVector<char, 0> bitcode;
     writeBitcode(*module, bitcode);
     key.append(bitcode.begin(), bitcode.end());
   }
 
   bool claimed = false;
-  std::shared_ptr<const Optimized> found = table().lookup(key, claimed);
+  std::shared_ptr<const Optimized> found = [&] {
+    llvm::TimeTraceScope span("Wait for the shared optimisation");
+    return table().lookup(key, claimed);
+  }();
   if (!found && !claimed) {
     addHints(*module, hints);
     return alone();
   }
   if (found) {
+    llvm::TimeTraceScope span("Read the shared optimisation");
     std::unique_ptr<llvm::Module> copy =
         found->eligible ? readBitcode(StringRef(found->bitcode.data(),
                                                 found->bitcode.size()),

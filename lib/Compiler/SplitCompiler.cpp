@@ -11,6 +11,7 @@
 #include "fly/Replay/BinaryPass.h"
 #include "fly/Replay/Replay.h"
 #include "fly/Snapshot/Snapshot.h"
+#include "fly/Support/TimeTrace.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -18,6 +19,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
+#include "llvm/Support/TimeProfiler.h"
 
 #include <chrono>
 
@@ -214,6 +216,8 @@ FailureOr<CompileResult> SplitCompiler::compileKernel(const CompileJob &job,
                                                       ReplayExecutor &executor,
                                                       unsigned kernel) {
   Clock::time_point start = Clock::now();
+  TimeTraceThreadScope threadTrace;
+  llvm::TimeTraceScope kernelSpan("Kernel", job.sourceName);
   CompileResult result;
   Location loc = FileLineColLoc::get(&context, job.sourceName, 0, 0);
   llvm::Expected<SplitPipeline> split = splitAtBinaryPass(job.pipeline);
@@ -239,7 +243,11 @@ FailureOr<CompileResult> SplitCompiler::compileKernel(const CompileJob &job,
   result.suffix = split->suffix;
 
   CacheKey baseKey;
-  OwningOpRef<ModuleOp> preBinary = runOrLoadPrefix(job, result, baseKey);
+  OwningOpRef<ModuleOp> preBinary;
+  {
+    llvm::TimeTraceScope phase1Span("Phase 1", job.sourceName);
+    preBinary = runOrLoadPrefix(job, result, baseKey);
+  }
   if (!preBinary)
     return failure();
   result.targets = getTargetLabels(*preBinary);

@@ -7,12 +7,14 @@
 #include "fly/Backend/VariantQueue.h"
 #include "fly/Executor/Executor.h"
 #include "fly/Snapshot/Snapshot.h"
+#include "fly/Support/TimeTrace.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
+#include "llvm/Support/TimeProfiler.h"
 
 #include <atomic>
 #include <mutex>
@@ -169,6 +171,8 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
         ScopedVariantQueue started(queue);
         if (work.mayStart && !work.mayStart())
           return;
+        TimeTraceThreadScope threadTrace;
+        TimeTraceScope span("Shared ISA", plan.entries[e].id);
         LogicalResult prepared = failure();
         CrashRecoveryContext crc;
         if (!crc.RunSafely([&] {
@@ -206,6 +210,8 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
           [&] { releaser.variantFinished(threads, /*mayTrim=*/returned); });
       if (work.mayStart && !work.mayStart())
         return;
+      TimeTraceThreadScope threadTrace;
+      TimeTraceScope span("Variant", plan.entries[e].id);
       // Handed over only once the replay returned: a crash after the result
       // was recorded still fails the variant (its objects may be torn).
       std::optional<VariantResult> replayed;

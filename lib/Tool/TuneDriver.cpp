@@ -153,6 +153,15 @@ bool TuneRun::checkOptions() {
       return reportError("--format: " + llvm::toString(std::move(err)));
   if (llvm::Error err = OutputDirectory::check(options.outDir))
     return reportError("--out-dir: " + llvm::toString(std::move(err)));
+  if (!options.timeTrace.empty()) {
+    if (llvm::Error err = checkTimeTracePath(options.timeTrace))
+      return reportError("--time-trace: " + llvm::toString(std::move(err)));
+    // Their variants compile in other processes, which the trace leaves out.
+    if (options.executor == TuneExecutor::Process ||
+        options.executor == TuneExecutor::Slurm)
+      return reportError("--time-trace traces the threads of fly-tune's own "
+                         "process: use --executor=isolated or batch");
+  }
   // --bench with no value: the bundled example's launch spec, written into
   // --out-dir beside the variants once they are.
   if (options.bench)
@@ -534,6 +543,8 @@ int TuneRun::run() {
                 "kernel's folder of a sweep");
   if (!checkOptions() || !getHintSets() || !resolveToolkit())
     return 1;
+  if (!options.timeTrace.empty())
+    startTimeTrace(options.timeTraceGranularityUs, "fly-tune");
 
   DialectRegistry registry;
   registerCompilerDialects(registry);
@@ -580,7 +591,13 @@ int TuneRun::run() {
 } // namespace
 
 int runTune(const TuneOptions &options, llvm::ArrayRef<SweepKernel> kernels) {
-  return TuneRun(options, kernels).run();
+  int status = TuneRun(options, kernels).run();
+  // After the run's pools are gone: every task has handed its spans over.
+  // Written whatever the status: a failed sweep's trace says where it went.
+  if (isTimeTraceStarted())
+    if (llvm::Error err = writeTimeTrace(options.timeTrace))
+      return fail("--time-trace: " + llvm::toString(std::move(err)));
+  return status;
 }
 
 int runPlanEntries(StringRef workDir, StringRef entries, unsigned jobs) {

@@ -11,7 +11,9 @@
 
 #include "fly/Backend/AmdgpuLinker.h"
 #include "fly/Cache/CacheKey.h"
+#include "fly/Pipeline/TimeTraceInstrumentation.h"
 #include "fly/Support/InstallLocation.h"
+#include "fly/Support/TimeTrace.h"
 #include "fly/Support/ToolHelp.h"
 #include "fly/Support/ToolOptions.h"
 #include "fly/Tool/TuneDriver.h"
@@ -178,6 +180,19 @@ static cl::opt<bool> reuseIsaOpt(
     cl::desc("One ISA compile for hint sets that share it (default: on)"),
     cl::init(true), cl::cat(tuneCategory));
 
+static cl::opt<std::string> timeTraceOpt(
+    "time-trace",
+    cl::desc("Write where the time went, per thread (each kernel's phase 1 "
+             "and passes, each variant and its backend steps), as a Chrome "
+             "trace (chrome://tracing, Perfetto) to <file>"),
+    cl::value_desc("file"), cl::cat(tuneCategory));
+static cl::opt<unsigned> timeTraceGranularityOpt(
+    "time-trace-granularity",
+    cl::desc("With --time-trace: the shortest span kept, in microseconds "
+             "(default: 500)"),
+    cl::value_desc("us"), cl::init(fly::kDefaultTimeTraceGranularityUs),
+    cl::cat(tuneCategory));
+
 static cl::opt<bool> bestAllowNumericsOpt(
     "best-allow-numerics-changes",
     cl::desc("The best row may be a hint set that can change results, "
@@ -214,12 +229,18 @@ static fly::TuneOptions getTuneOptions() {
   options.timeBudget = timeBudgetOpt;
   options.reuseIsa = reuseIsaOpt;
   options.bestAllowNumericsChanges = bestAllowNumericsOpt;
+  options.timeTrace = timeTraceOpt;
+  options.timeTraceGranularityUs = timeTraceGranularityOpt;
   options.irPrinting = fly::isIRPrintingRequested();
   options.replaysInstrumented = fly::isPassInstrumentationRequested();
   options.configurePassManager = [](PassManager &pm) {
     if (failed(applyPassManagerCLOptions(pm)))
       return failure();
     applyDefaultTimingPassManagerCLOptions(pm);
+    // Not an instrumentation that changes what compiles
+    // (replaysInstrumented): the trace observes the sweep as it runs.
+    if (fly::isTimeTraceStarted())
+      pm.addInstrumentation(std::make_unique<fly::TimeTraceInstrumentation>());
     return success();
   };
   options.toolDir = fly::getProgramDir();

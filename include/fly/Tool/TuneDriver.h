@@ -13,6 +13,7 @@
 
 #include "fly/Executor/Executor.h"
 #include "fly/Hints/HintSet.h"
+#include "fly/Support/TimeTrace.h"
 
 #include "mlir/Support/LogicalResult.h"
 
@@ -76,6 +77,10 @@ struct TuneOptions {
   double timeBudget = 0;
   bool reuseIsa = true;
   bool bestAllowNumericsChanges = false;
+  /// --time-trace: where the Chrome trace of this process's threads goes
+  /// ("" = none), spans of at least `timeTraceGranularityUs`.
+  std::string timeTrace;
+  unsigned timeTraceGranularityUs = kDefaultTimeTraceGranularityUs;
   /// An --mlir-print-ir-* flag was given (it prints nothing for passes that
   /// a cache hit skips).
   bool irPrinting = false;
