@@ -184,7 +184,7 @@ static cl::opt<std::string> timeTraceOpt(
     "time-trace",
     cl::desc("Write where the time went, per thread (each kernel's phase 1 "
              "and passes, each variant and its backend steps), as a Chrome "
-             "trace (chrome://tracing, Perfetto) to <file>"),
+             "trace (chrome://tracing, Perfetto) to <file> (default: none)"),
     cl::value_desc("file"), cl::cat(tuneCategory));
 static cl::opt<unsigned> timeTraceGranularityOpt(
     "time-trace-granularity",
