@@ -93,12 +93,10 @@ std::unique_ptr<ReplayExecutor> SplitCompiler::makeExecutor() {
   return createReplayExecutor(options.executor, executorOptions);
 }
 
-LogicalResult SplitCompiler::runVariants(ModuleOp preBinary,
-                                         const ReplayPlan &plan,
-                                         ArrayRef<CacheKey> keys,
-                                         const CompileJob &job, unsigned kernel,
-                                         ReplayExecutor &executor,
-                                         CompileResult &result) {
+LogicalResult SplitCompiler::runVariants(
+    ModuleOp preBinary, const ReplayPlan &plan, ArrayRef<CacheKey> keys,
+    const CompileJob &job, unsigned kernel, ReplayExecutor &executor,
+    const VariantSchedule &schedule, CompileResult &result) {
   size_t n = plan.entries.size();
   result.variantFromCache.assign(n, false);
   ExecutePlanOptions run;
@@ -144,6 +142,9 @@ LogicalResult SplitCompiler::runVariants(ModuleOp preBinary,
     return runPipeline(pipeline, container, /*dump=*/false);
   };
   ReplayWork work{preBinary, plan, runner};
+  work.kernelSize = schedule.kernelSize;
+  work.holdLimit = schedule.holdLimit;
+  work.expected = schedule.expected;
   if (options.cancelled)
     work.mayStart = [this] { return !options.cancelled(); };
   FailureOr<std::vector<VariantResult>> variants =

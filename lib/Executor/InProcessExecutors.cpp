@@ -72,6 +72,7 @@ public:
 
   LogicalResult execute(const ReplayWork &work, ArrayRef<unsigned> entries,
                         const VariantSink &finished) override;
+  std::unique_ptr<ExpectedSweep> expectSweep(uint64_t kernelSize) override;
 
 private:
   ThreadPoolInterface &getPool() {
@@ -121,6 +122,34 @@ static uint64_t estimateVariantCost(ModuleOp preBinary) {
   return operations;
 }
 
+namespace {
+class ScheduledExpectation : public ExpectedSweep {
+public:
+  explicit ScheduledExpectation(
+      std::unique_ptr<SweepScheduler::Expectation> expectation)
+      : expectation(std::move(expectation)) {}
+  void end() override { expectation->end(); }
+  SweepScheduler::Expectation &get() { return *expectation; }
+
+private:
+  std::unique_ptr<SweepScheduler::Expectation> expectation;
+};
+} // namespace
+
+/// Whether smaller kernels' variants wait for a larger one in phase 1
+/// (FLY_HOLD_FOR_LARGER_KERNELS=0: never, for a bench's side by side).
+static bool holdsForLargerKernels() {
+  return getEnvFlag("FLY_HOLD_FOR_LARGER_KERNELS").value_or(true);
+}
+
+std::unique_ptr<ExpectedSweep>
+IsolatedExecutor::expectSweep(uint64_t kernelSize) {
+  if (!holdsForLargerKernels() ||
+      !getEnvFlag("FLY_LARGEST_KERNEL_FIRST").value_or(true))
+    return nullptr;
+  return std::make_unique<ScheduledExpectation>(scheduler.expect(kernelSize));
+}
+
 /// Process-wide, as the allocator is.
 static FreeMemoryReleaser &getFreeMemoryReleaser() {
   static FreeMemoryReleaser releaser(releaseFreeHeapPages);
@@ -148,6 +177,16 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   uint64_t variantCost = getEnvFlag("FLY_LARGEST_KERNEL_FIRST").value_or(true)
                              ? estimateVariantCost(work.preBinary)
                              : 0;
+  // Only this executor's own (expectSweep): a pass's replays use another
+  // scheduler.
+  SweepScheduler::Expectation *expected =
+      work.expected && !alone
+          ? &static_cast<ScheduledExpectation *>(work.expected)->get()
+          : nullptr;
+  auto runTasks = [&](std::vector<std::function<void()>> tasks) {
+    sweeps.run(threadPool, std::move(tasks), variantCost, work.kernelSize,
+               work.holdLimit, expected);
+  };
   unsigned threads = std::max(1u, threadPool.getMaxConcurrency());
   ReplayOptions one;
   one.maxParallel = 1;
@@ -190,7 +229,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
           setupFailed = true;
       });
     }
-    sweeps.run(threadPool, std::move(tasks), variantCost);
+    runTasks(std::move(tasks));
     if (setupFailed)
       return failure();
   }
@@ -239,7 +278,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
         finished(e, std::move(*replayed));
     });
   }
-  sweeps.run(threadPool, std::move(tasks), variantCost);
+  runTasks(std::move(tasks));
   return failure(setupFailed.load());
 }
 

@@ -26,6 +26,8 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -35,6 +37,8 @@
 namespace fly {
 
 /// What an executor replays: the pre-binary module and its plan.
+class ExpectedSweep;
+
 struct ReplayWork {
   mutable mlir::ModuleOp preBinary; // Op handles are not const-correct.
   const ReplayPlan &plan;
@@ -48,6 +52,21 @@ struct ReplayWork {
   /// end's own says no to cancel (executePlan then reports the rest
   /// skipped, cancelled); executePlan wraps it with the time budget.
   std::function<bool()> mayStart;
+  /// The kernel's size, as ReplayExecutor::expectSweep measures it, and how
+  /// long its variants may wait for a larger kernel still in phase 1.
+  uint64_t kernelSize = 0;
+  std::chrono::steady_clock::duration holdLimit{};
+  /// This kernel's own expectation (expectSweep), ended once its variants
+  /// are queued; null: none.
+  ExpectedSweep *expected = nullptr;
+};
+
+/// A kernel in phase 1 whose variants an executor is told to expect; ends
+/// when they are queued (ReplayWork::expected) or when it is destroyed.
+class ExpectedSweep {
+public:
+  virtual ~ExpectedSweep();
+  virtual void end() = 0;
 };
 
 class ReplayExecutor {
@@ -64,6 +83,14 @@ public:
   virtual mlir::LogicalResult execute(const ReplayWork &work,
                                       llvm::ArrayRef<unsigned> entries,
                                       const VariantSink &finished) = 0;
+  /// A kernel of `kernelSize` (its source's bytes) has started its phase 1
+  /// and its variants will follow. An executor that orders the kernels of a
+  /// sweep (isolated: the largest first, SweepScheduler.h) holds back the
+  /// variants of smaller kernels meanwhile, each at most its ReplayWork's
+  /// holdLimit: otherwise they take the threads before the largest kernel's
+  /// phase 1 ends, and its variants start late and end the sweep. Null
+  /// where the executor does not order kernels.
+  virtual std::unique_ptr<ExpectedSweep> expectSweep(uint64_t kernelSize);
 };
 
 enum class ExecutorKind { Batch, Isolated, Process };
