@@ -172,15 +172,15 @@ private:
                                            const BinaryPassOptions &binaryPass,
                                            const CacheKey &baseKey,
                                            std::vector<CacheKey> &keys);
-  /// Phase 2 (VariantStage.cpp): every distinct entry from the cache or the
-  /// executor (under per-key locks shared with other processes), the
-  /// duplicates copied.
   /// Where the kernel's variants stand among a sweep's (ReplayWork).
   struct VariantSchedule {
     uint64_t kernelSize = 0;
     std::chrono::steady_clock::duration holdLimit{};
     ExpectedSweep *expected = nullptr;
   };
+  /// Phase 2 (VariantStage.cpp): every distinct entry from the cache or the
+  /// executor (under per-key locks shared with other processes), the
+  /// duplicates copied.
   mlir::LogicalResult
   runVariants(mlir::ModuleOp preBinary, const ReplayPlan &plan,
               llvm::ArrayRef<CacheKey> keys, const CompileJob &job,

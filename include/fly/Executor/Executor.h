@@ -36,9 +36,9 @@
 
 namespace fly {
 
-/// What an executor replays: the pre-binary module and its plan.
 class ExpectedSweep;
 
+/// What an executor replays: the pre-binary module and its plan.
 struct ReplayWork {
   mutable mlir::ModuleOp preBinary; // Op handles are not const-correct.
   const ReplayPlan &plan;
