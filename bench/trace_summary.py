@@ -125,13 +125,29 @@ def summary(spans, tail):
     kernels = [s for s in spans if s["name"] == "Kernel"]
     if kernels:
         print("\n## Kernels\n")
-        print("| kernel | starts | phase 1 ends | ends |")
-        print("|---|---|---|---|")
+        print("Tasks: its shared ISA compiles and variants (their spans name the "
+              "kernel); whole: code generations compiled whole (kept at the cut "
+              "or not), continued: from another's cut.\n")
+        print("| kernel | starts | phase 1 ends | first task starts | last task "
+              "starts | ends | tasks | whole | continued |")
+        print("|---|---|---|---|---|---|---|---|---|")
         phase1 = {s["detail"]: s for s in spans if s["name"] == "Phase 1"}
         for k in sorted(kernels, key=lambda s: s["end"]):
+            name = k["detail"].rsplit("/", 1)[-1]
             p = phase1.get(k["detail"])
-            print(f"| {k['detail'].rsplit('/', 1)[-1]} | {ms(k['ts'] - t0)} | "
-                  f"{ms(p['end'] - t0) if p else '-'} | {ms(k['end'] - t0)} |")
+            own = [t for ts in tasks.values() for t in ts
+                   if t["name"] != "Phase 1" and t["detail"].endswith(" " + name)]
+            gens = [s for s in spans if s["name"] == "Code generation"
+                    and any(s["tid"] == t["tid"] and inside(s, t) for t in own)]
+            conts = [s for s in spans if s["name"].startswith("Continue from")]
+            continued = sum(any(c["tid"] == g["tid"] and inside(c, g)
+                                for c in conts) for g in gens)
+            whole = len(gens) - continued
+            first = ms(min(t["ts"] for t in own) - t0) if own else "-"
+            last = ms(max(t["ts"] for t in own) - t0) if own else "-"
+            print(f"| {name} | {ms(k['ts'] - t0)} | "
+                  f"{ms(p['end'] - t0) if p else '-'} | {first} | {last} | "
+                  f"{ms(k['end'] - t0)} | {len(own)} | {whole} | {continued} |")
 
     work = sorted((s for own in tasks.values() for s in own
                    if s["name"] != "Phase 1"), key=lambda s: s["end"])

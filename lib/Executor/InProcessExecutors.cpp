@@ -12,6 +12,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/TimeProfiler.h"
@@ -187,6 +188,15 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
     sweeps.run(threadPool, std::move(tasks), variantCost, work.kernelSize,
                work.holdLimit, expected);
   };
+  // The time trace's span of a variant names its kernel too: a sweep's
+  // kernels have the same variant ids.
+  std::string kernelName;
+  if (auto file = dyn_cast<FileLineColLoc>(work.preBinary.getLoc()))
+    kernelName = llvm::sys::path::filename(file.getFilename().getValue()).str();
+  auto spanDetail = [&](unsigned e) {
+    return kernelName.empty() ? plan.entries[e].id
+                              : plan.entries[e].id + " " + kernelName;
+  };
   unsigned threads = std::max(1u, threadPool.getMaxConcurrency());
   ReplayOptions one;
   one.maxParallel = 1;
@@ -211,7 +221,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
         if (work.mayStart && !work.mayStart())
           return;
         TimeTraceThreadScope threadTrace;
-        TimeTraceScope span("Shared ISA", plan.entries[e].id);
+        TimeTraceScope span("Shared ISA", [&] { return spanDetail(e); });
         LogicalResult prepared = failure();
         CrashRecoveryContext crc;
         if (!crc.RunSafely([&] {
@@ -250,7 +260,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
       if (work.mayStart && !work.mayStart())
         return;
       TimeTraceThreadScope threadTrace;
-      TimeTraceScope span("Variant", plan.entries[e].id);
+      TimeTraceScope span("Variant", [&] { return spanDetail(e); });
       // Handed over only once the replay returned: a crash after the result
       // was recorded still fails the variant (its objects may be torn).
       std::optional<VariantResult> replayed;
