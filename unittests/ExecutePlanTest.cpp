@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Support/Environment.h"
 #include "fly/Backend/VariantQueue.h"
 #include "fly/Compiler/Registration.h"
 #include "fly/Compiler/SplitCompiler.h"
@@ -26,9 +27,13 @@
 #include "llvm/Support/Program.h"
 
 #include <atomic>
+#include <condition_variable>
+#include <csignal>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <thread>
 #include <tuple>
 
 #include "gtest/gtest.h"
@@ -519,3 +524,118 @@ TEST_F(ExecutePlanTest, ASweepsKernelsShareOneExecutor) {
 }
 
 } // namespace
+
+namespace {
+/// Plan entries' variants by cache key in memory, their locks real ones in
+/// `dir`.
+class MemoryPlanCache : public PlanCache {
+public:
+  explicit MemoryPlanCache(std::string dir) : dir(std::move(dir)) {}
+  std::optional<VariantResult> lookup(const PlanEntry &entry) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = stored.find(entry.cacheKey);
+    if (it == stored.end())
+      return std::nullopt;
+    return it->second;
+  }
+  std::unique_ptr<CacheKeyLock> lock(const PlanEntry &entry) override {
+    return std::make_unique<CacheKeyLock>(dir + "/" + entry.cacheKey);
+  }
+  void store(const PlanEntry &entry, const VariantResult &result) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    stored[entry.cacheKey] = result;
+  }
+
+private:
+  std::string dir;
+  std::mutex mutex;
+  std::map<std::string, VariantResult> stored;
+};
+} // namespace
+
+// Two processes that each wait for keys the other holds must not each keep
+// a key that frees up while they wait for the rest: the other, waiting for
+// it, would wait until the lock timeout. Here another process (a lock file
+// naming a live child) holds both keys; as it stores the first and lets go,
+// that variant is read and settled at once, its lock let go of again, while
+// the second is still waited for.
+TEST_F(ExecutePlanTest, AKeyLetGoOfWhileWaitingIsReadAndLetGoOfAtOnce) {
+  ASSERT_TRUE(module);
+  FailureOr<ReplayPlan> replayPlan = plan("O=1;O=2");
+  ASSERT_TRUE(succeeded(replayPlan));
+  replayPlan->entries[0].cacheKey = "key0";
+  replayPlan->entries[1].cacheKey = "key1";
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("fly-lock-wait", dir));
+  scratchDirs.push_back(std::string(dir));
+  llvm::ErrorOr<std::string> sleep = llvm::sys::findProgramByName("sleep");
+  ASSERT_TRUE(bool(sleep));
+  llvm::StringRef args[] = {"sleep", "600"};
+  llvm::sys::ProcessInfo owner = llvm::sys::ExecuteNoWait(*sleep, args, {});
+  ASSERT_GT(owner.Pid, 0);
+  auto lockFile = [&](unsigned k) {
+    return (dir + "/key" + llvm::Twine(k) + ".lock").str();
+  };
+  for (unsigned k : {0u, 1u}) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(lockFile(k), ec);
+    ASSERT_FALSE(ec);
+    os << getHostName() << " " << owner.Pid;
+  }
+  MemoryPlanCache cache{std::string(dir)};
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<unsigned> finished;
+  bool planned = false;
+  ExecutePlanOptions options;
+  options.cache = &cache;
+  // Both keys looked up and found locked: waited for from now on.
+  options.planned = [&](unsigned cached, unsigned compiling) {
+    std::lock_guard<std::mutex> lock(mutex);
+    EXPECT_EQ(cached, 0u);
+    EXPECT_EQ(compiling, 2u);
+    planned = true;
+    changed.notify_all();
+  };
+  options.finished = [&](unsigned entry, const VariantResult &,
+                         VariantOrigin origin) {
+    std::lock_guard<std::mutex> lock(mutex);
+    EXPECT_EQ(origin, VariantOrigin::Cached);
+    finished.push_back(entry);
+    changed.notify_all();
+  };
+  ExecutorCounts counts;
+  CountingExecutor executor(
+      createReplayExecutor(ExecutorKind::Isolated, ExecutorOptions()), counts);
+  ReplayWork work{*module, *replayPlan, plainRunner};
+  std::optional<FailureOr<std::vector<VariantResult>>> results;
+  std::thread running([&] {
+    results = executePlan(executor, work, replayPlan->all(), options);
+  });
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    ASSERT_TRUE(changed.wait_for(lock, std::chrono::minutes(1),
+                                 [&] { return planned; }));
+  }
+  // The owner stores the first and lets go of it.
+  cache.store(replayPlan->entries[0], VariantResult());
+  llvm::sys::fs::remove(lockFile(0));
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    ASSERT_TRUE(changed.wait_for(lock, std::chrono::minutes(1),
+                                 [&] { return !finished.empty(); }));
+    EXPECT_EQ(finished, std::vector<unsigned>{0});
+  }
+  // Let go of again: another process takes it at once.
+  EXPECT_FALSE(llvm::sys::fs::exists(lockFile(0)));
+  cache.store(replayPlan->entries[1], VariantResult());
+  llvm::sys::fs::remove(lockFile(1));
+  running.join();
+  ::kill(owner.Pid, SIGKILL);
+  llvm::sys::Wait(owner, std::nullopt);
+  ASSERT_TRUE(results && succeeded(*results));
+  EXPECT_EQ((*results)->size(), 2u);
+  EXPECT_EQ(finished, (std::vector<unsigned>{0, 1}));
+  // Nothing compiled here.
+  EXPECT_EQ(counts.calls, 0u);
+}

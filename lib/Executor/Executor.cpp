@@ -106,14 +106,15 @@ executePlan(ReplayExecutor &executor, const ReplayWork &work,
   // taken from the cache and nobody is waited for then (entries are still
   // stored).
   bool readCache = options.cache && !plan.captureIntermediates;
+  // Under `mutex`: the lock waiter reads entries while variants settle.
   auto takeCached = [&](unsigned e) {
     if (!readCache)
       return false;
+    std::lock_guard<std::mutex> guard(mutex);
     std::optional<VariantResult> cached =
         options.cache->lookup(plan.entries[e]);
     if (!cached)
       return false;
-    std::lock_guard<std::mutex> guard(mutex);
     settle(positionOf.lookup(e), std::move(*cached), VariantOrigin::Cached);
     return true;
   };
@@ -209,21 +210,36 @@ executePlan(ReplayExecutor &executor, const ReplayWork &work,
     options.planned(cached, mine.size() + others.size());
   // The held keys are waited for all at once, beside the compile of the
   // others: N keys another process holds cost the slowest one, not the sum.
+  // A key let go of is ours then: what its owner stored is read at once,
+  // which lets go of it again. Held while the rest are waited for, it would
+  // make a process that waits for it and holds one of those wait for us in
+  // turn, both until the lock timeout (two waiters, each with half).
   std::vector<CacheKeyLock *> waited;
   for (unsigned e : others)
     waited.push_back(locks[positionOf.lookup(e)].get());
   std::thread waiter;
   if (!waited.empty())
-    waiter = std::thread([&] { CacheKeyLock::waitAll(waited); });
+    waiter = std::thread([&] {
+      CacheKeyLock::waitAll(waited, std::nullopt, [&](size_t i) {
+        if (waited[i]->getState() == CacheKeyLock::State::Owned)
+          takeCached(others[i]);
+      });
+    });
   LogicalResult compiledMine = compile(mine);
   if (waiter.joinable())
     waiter.join();
   if (failed(compiledMine))
     return failure();
   std::vector<unsigned> leftover;
-  for (unsigned e : others)
-    if (!takeCached(e))
+  for (unsigned e : others) {
+    bool done;
+    {
+      std::lock_guard<std::mutex> guard(mutex);
+      done = settled[positionOf.lookup(e)];
+    }
+    if (!done && !takeCached(e))
       leftover.push_back(e);
+  }
   if (failed(compile(leftover)))
     return failure();
   markDuplicates(results);
