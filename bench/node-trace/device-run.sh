@@ -5,6 +5,7 @@
 # trace in turn (what the trace costs), every trace summarised by
 # bench/trace_summary.py; then scaling.py's config cell for the naive
 # parallel figure beside them. Results under $RES (default /tmp/res-trace).
+# CONFIG_ROUNDS and GEMM_ROUNDS (4, 3) and SCALING=0 (no scaling.py) shorten it.
 set -euo pipefail
 work=/tmp/fly
 RES=${RES:-/tmp/res-trace}
@@ -38,16 +39,17 @@ run() { # NAME MODE ROUND INPUTS...
       cp "$m" "$RES/$name-$round-$(basename "$(dirname "$m")").manifest.json"; done
   fi
 }
-for round in 1 2 3 4; do
+for round in $(seq 1 ${CONFIG_ROUNDS:-4}); do
   for mode in $(in_turn $round plain trace); do
     run config $mode $round $work/h16.json $work/config-rocdl-*.mlir
   done
 done
-for round in 1 2 3; do
+for round in $(seq 1 ${GEMM_ROUNDS:-3}); do
   for mode in $(in_turn $round plain trace); do
     run gemm $mode $round $work/h64.json $work/gemm.mlir
   done
 done
+[ "${SCALING:-1}" = 1 ] || exit 0
 python3 bench/scaling.py --fly-tune $tune --rocm-toolkit $tk --work $work/sw \
   --out "$RES/scaling" --targets rocdl --workloads config --grid 16:16 --reps 3 \
   --budget-s 150 > /dev/null 2>&1 || true
