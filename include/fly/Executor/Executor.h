@@ -89,7 +89,8 @@ public:
   /// variants of smaller kernels meanwhile, each at most its ReplayWork's
   /// holdLimit: otherwise they take the threads before the largest kernel's
   /// phase 1 ends, and its variants start late and end the sweep. Null
-  /// where the executor does not order kernels.
+  /// where the executor does not order kernels (the isolated one only with
+  /// FLY_HOLD_FOR_LARGER_KERNELS=1).
   virtual std::unique_ptr<ExpectedSweep> expectSweep(uint64_t kernelSize);
 };
 
