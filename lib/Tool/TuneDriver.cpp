@@ -156,11 +156,9 @@ bool TuneRun::checkOptions() {
   if (!options.timeTrace.empty()) {
     if (llvm::Error err = checkTimeTracePath(options.timeTrace))
       return reportError("--time-trace: " + llvm::toString(std::move(err)));
-    // Their variants compile in other processes, which the trace leaves out.
-    if (options.executor == TuneExecutor::Process ||
-        options.executor == TuneExecutor::Slurm)
-      return reportError("--time-trace traces the threads of fly-tune's own "
-                         "process: use --executor=isolated or batch");
+    if (StringRef refusal = getTimeTraceRefusal(options.executor);
+        !refusal.empty())
+      return reportError(refusal);
   }
   // --bench with no value: the bundled example's launch spec, written into
   // --out-dir beside the variants once they are.
@@ -589,6 +587,13 @@ int TuneRun::run() {
 }
 
 } // namespace
+
+StringRef getTimeTraceRefusal(TuneExecutor executor) {
+  if (executor == TuneExecutor::Process || executor == TuneExecutor::Slurm)
+    return "--time-trace traces the threads of fly-tune's own process: use "
+           "--executor=isolated or batch";
+  return "";
+}
 
 int runTune(const TuneOptions &options, llvm::ArrayRef<SweepKernel> kernels) {
   int status = TuneRun(options, kernels).run();

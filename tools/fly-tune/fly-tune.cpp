@@ -296,6 +296,8 @@ int main(int argc, char **argv) {
   bool slurm = executorOpt == fly::TuneExecutor::Slurm;
   bool several = inputsOpt.size() > 1 || fly::slurmSweepFileGiven();
   if (several && slurm) {
+    if (!timeTraceOpt.empty())
+      return fail(fly::getTimeTraceRefusal(fly::TuneExecutor::Slurm));
     fly::CacheConfig cache = fly::CacheConfig::fromEnvironment();
     return fly::runSlurmSweepCommand(
         argc, argv, inputsOpt, outDirOpt,

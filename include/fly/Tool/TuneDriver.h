@@ -101,6 +101,10 @@ struct TuneOptions {
   BundledExample bundled;
 };
 
+/// Why --time-trace cannot go with `executor`: its variants compile in
+/// other processes, which the trace leaves out. "" where it can.
+llvm::StringRef getTimeTraceRefusal(TuneExecutor executor);
+
 /// Compiles `kernels` (one: a single compile, several: one sweep, each
 /// kernel's outputs in <outDir>/<stem> and sweep.json over all) as
 /// `options` says, prints the tables and returns fly-tune's exit status: 0,
