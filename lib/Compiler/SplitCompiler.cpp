@@ -255,9 +255,8 @@ FailureOr<CompileResult> SplitCompiler::compileKernel(const CompileJob &job,
     preBinary = runOrLoadPrefix(job, result, baseKey);
   }
   constexpr unsigned kHoldFactor = 4;
-  VariantSchedule schedule{job.source.size(),
-                           kHoldFactor * (Clock::now() - phase1Start),
-                           expected.get()};
+  SweepPlace sweep{job.source.size(),
+                   kHoldFactor * (Clock::now() - phase1Start), expected.get()};
   if (!preBinary)
     return failure();
   result.targets = getTargetLabels(*preBinary);
@@ -281,8 +280,8 @@ FailureOr<CompileResult> SplitCompiler::compileKernel(const CompileJob &job,
     if (llvm::Error err =
             writeReplayWorkDir(options.planDir, *preBinary, *plan))
       return emitError(loc) << llvm::toString(std::move(err));
-  if (failed(runVariants(*preBinary, *plan, keys, job, kernel, executor,
-                         schedule, result)))
+  if (failed(runVariants(*preBinary, *plan, keys, job, kernel, executor, sweep,
+                         result)))
     return failure();
   result.plan = std::move(*plan);
   result.replayMs = msSince(replayStart);

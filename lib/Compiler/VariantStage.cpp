@@ -93,10 +93,11 @@ std::unique_ptr<ReplayExecutor> SplitCompiler::makeExecutor() {
   return createReplayExecutor(options.executor, executorOptions);
 }
 
-LogicalResult SplitCompiler::runVariants(
-    ModuleOp preBinary, const ReplayPlan &plan, ArrayRef<CacheKey> keys,
-    const CompileJob &job, unsigned kernel, ReplayExecutor &executor,
-    const VariantSchedule &schedule, CompileResult &result) {
+LogicalResult
+SplitCompiler::runVariants(ModuleOp preBinary, const ReplayPlan &plan,
+                           ArrayRef<CacheKey> keys, const CompileJob &job,
+                           unsigned kernel, ReplayExecutor &executor,
+                           const SweepPlace &sweep, CompileResult &result) {
   size_t n = plan.entries.size();
   result.variantFromCache.assign(n, false);
   ExecutePlanOptions run;
@@ -142,9 +143,7 @@ LogicalResult SplitCompiler::runVariants(
     return runPipeline(pipeline, container, /*dump=*/false);
   };
   ReplayWork work{preBinary, plan, runner};
-  work.kernelSize = schedule.kernelSize;
-  work.holdLimit = schedule.holdLimit;
-  work.expected = schedule.expected;
+  work.sweep = sweep;
   if (options.cancelled)
     work.mayStart = [this] { return !options.cancelled(); };
   FailureOr<std::vector<VariantResult>> variants =

@@ -106,11 +106,14 @@ executePlan(ReplayExecutor &executor, const ReplayWork &work,
   // taken from the cache and nobody is waited for then (entries are still
   // stored).
   bool readCache = options.cache && !plan.captureIntermediates;
-  // Under `mutex`: the lock waiter reads entries while variants settle.
+  // Under `mutex`: the lock waiter reads entries while variants settle. An
+  // entry it already settled is not read again.
   auto takeCached = [&](unsigned e) {
     if (!readCache)
       return false;
     std::lock_guard<std::mutex> guard(mutex);
+    if (settled[positionOf.lookup(e)])
+      return true;
     std::optional<VariantResult> cached =
         options.cache->lookup(plan.entries[e]);
     if (!cached)
@@ -231,15 +234,9 @@ executePlan(ReplayExecutor &executor, const ReplayWork &work,
   if (failed(compiledMine))
     return failure();
   std::vector<unsigned> leftover;
-  for (unsigned e : others) {
-    bool done;
-    {
-      std::lock_guard<std::mutex> guard(mutex);
-      done = settled[positionOf.lookup(e)];
-    }
-    if (!done && !takeCached(e))
+  for (unsigned e : others)
+    if (!takeCached(e))
       leftover.push_back(e);
-  }
   if (failed(compile(leftover)))
     return failure();
   markDuplicates(results);

@@ -137,6 +137,13 @@ private:
 };
 } // namespace
 
+/// Whether a free thread takes the next variant of the kernel estimated to
+/// cost most (FLY_LARGEST_KERNEL_FIRST=0: first come, first served, for a
+/// bench's side by side).
+static bool largestKernelFirst() {
+  return getEnvFlag("FLY_LARGEST_KERNEL_FIRST").value_or(true);
+}
+
 /// Whether smaller kernels' variants wait for a larger one in phase 1
 /// (FLY_HOLD_FOR_LARGER_KERNELS=1). Off by default until the 16-core node
 /// measures it against none waiting (bench/node-trace/README.md).
@@ -146,8 +153,7 @@ static bool holdsForLargerKernels() {
 
 std::unique_ptr<ExpectedSweep>
 IsolatedExecutor::expectSweep(uint64_t kernelSize) {
-  if (!holdsForLargerKernels() ||
-      !getEnvFlag("FLY_LARGEST_KERNEL_FIRST").value_or(true))
+  if (!holdsForLargerKernels() || !largestKernelFirst())
     return nullptr;
   return std::make_unique<ScheduledExpectation>(scheduler.expect(kernelSize));
 }
@@ -174,20 +180,18 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
     alone.emplace(hardware_concurrency(1));
   ThreadPoolInterface &threadPool = alone ? *alone : getPool();
   SweepScheduler &sweeps = alone ? aloneScheduler : scheduler;
-  // FLY_LARGEST_KERNEL_FIRST=0: every sweep weighs the same, so the pool
-  // serves them first come, first served (a bench's side by side).
-  uint64_t variantCost = getEnvFlag("FLY_LARGEST_KERNEL_FIRST").value_or(true)
-                             ? estimateVariantCost(work.preBinary)
-                             : 0;
+  // Otherwise every sweep weighs the same: first come, first served.
+  uint64_t variantCost =
+      largestKernelFirst() ? estimateVariantCost(work.preBinary) : 0;
   // Only this executor's own (expectSweep): a pass's replays use another
   // scheduler.
   SweepScheduler::Expectation *expected =
-      work.expected && !alone
-          ? &static_cast<ScheduledExpectation *>(work.expected)->get()
+      work.sweep.expected && !alone
+          ? &static_cast<ScheduledExpectation *>(work.sweep.expected)->get()
           : nullptr;
   auto runTasks = [&](std::vector<std::function<void()>> tasks) {
-    sweeps.run(threadPool, std::move(tasks), variantCost, work.kernelSize,
-               work.holdLimit, expected);
+    sweeps.run(threadPool, std::move(tasks), variantCost, work.sweep.kernelSize,
+               work.sweep.holdLimit, expected);
   };
   // The time trace's span of a variant names its kernel too: a sweep's
   // kernels have the same variant ids.

@@ -172,12 +172,6 @@ private:
                                            const BinaryPassOptions &binaryPass,
                                            const CacheKey &baseKey,
                                            std::vector<CacheKey> &keys);
-  /// Where the kernel's variants stand among a sweep's (ReplayWork).
-  struct VariantSchedule {
-    uint64_t kernelSize = 0;
-    std::chrono::steady_clock::duration holdLimit{};
-    ExpectedSweep *expected = nullptr;
-  };
   /// Phase 2 (VariantStage.cpp): every distinct entry from the cache or the
   /// executor (under per-key locks shared with other processes), the
   /// duplicates copied.
@@ -185,7 +179,7 @@ private:
   runVariants(mlir::ModuleOp preBinary, const ReplayPlan &plan,
               llvm::ArrayRef<CacheKey> keys, const CompileJob &job,
               unsigned kernel, ReplayExecutor &executor,
-              const VariantSchedule &schedule, CompileResult &result);
+              const SweepPlace &sweep, CompileResult &result);
   /// Whether variants keep their LLVM IR and ISA for the dumps: FLY_DUMP_IR
   /// on for this compile. Their replays then run fly-module-to-binary, each
   /// variant compiled whole (no reuse-isa, no cached variant), once.

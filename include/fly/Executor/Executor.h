@@ -38,6 +38,17 @@ namespace fly {
 
 class ExpectedSweep;
 
+/// Where a kernel's variants stand among a sweep's: the kernel's size, as
+/// ReplayExecutor::expectSweep measures it, how long its variants may wait
+/// for a larger kernel still in phase 1, and this kernel's own expectation
+/// (expectSweep, from the same executor), ended once its variants are
+/// queued; null: none.
+struct SweepPlace {
+  uint64_t kernelSize = 0;
+  std::chrono::steady_clock::duration holdLimit{};
+  ExpectedSweep *expected = nullptr;
+};
+
 /// What an executor replays: the pre-binary module and its plan.
 struct ReplayWork {
   mutable mlir::ModuleOp preBinary; // Op handles are not const-correct.
@@ -52,13 +63,7 @@ struct ReplayWork {
   /// end's own says no to cancel (executePlan then reports the rest
   /// skipped, cancelled); executePlan wraps it with the time budget.
   std::function<bool()> mayStart;
-  /// The kernel's size, as ReplayExecutor::expectSweep measures it, and how
-  /// long its variants may wait for a larger kernel still in phase 1.
-  uint64_t kernelSize = 0;
-  std::chrono::steady_clock::duration holdLimit{};
-  /// This kernel's own expectation (expectSweep), ended once its variants
-  /// are queued; null: none.
-  ExpectedSweep *expected = nullptr;
+  SweepPlace sweep;
 };
 
 /// A kernel in phase 1 whose variants an executor is told to expect; ends
@@ -86,7 +91,7 @@ public:
   /// A kernel of `kernelSize` (its source's bytes) has started its phase 1
   /// and its variants will follow. An executor that orders the kernels of a
   /// sweep (isolated: the largest first, SweepScheduler.h) holds back the
-  /// variants of smaller kernels meanwhile, each at most its ReplayWork's
+  /// variants of smaller kernels meanwhile, each at most its SweepPlace's
   /// holdLimit: otherwise they take the threads before the largest kernel's
   /// phase 1 ends, and its variants start late and end the sweep. Null
   /// where the executor does not order kernels (the isolated one only with
