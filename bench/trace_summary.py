@@ -127,10 +127,11 @@ def summary(spans, tail):
         print("\n## Kernels\n")
         print("Tasks: its shared ISA compiles and variants (their spans name the "
               "kernel); whole: code generations compiled whole (kept at the cut "
-              "or not), continued: from another's cut.\n")
+              "or not), continued: from another's cut; early variants: variants "
+              "that started before its last shared ISA compile ended.\n")
         print("| kernel | starts | phase 1 ends | first task starts | last task "
-              "starts | ends | tasks | whole | continued |")
-        print("|---|---|---|---|---|---|---|---|---|")
+              "starts | ends | tasks | whole | continued | early variants |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         phase1 = {s["detail"]: s for s in spans if s["name"] == "Phase 1"}
         for k in sorted(kernels, key=lambda s: s["end"]):
             name = k["detail"].rsplit("/", 1)[-1]
@@ -145,9 +146,14 @@ def summary(spans, tail):
             whole = len(gens) - continued
             first = ms(min(t["ts"] for t in own) - t0) if own else "-"
             last = ms(max(t["ts"] for t in own) - t0) if own else "-"
+            isa_end = max((t["end"] for t in own if t["name"] == "Shared ISA"),
+                          default=None)
+            early = sum(t["name"] == "Variant" and isa_end is not None
+                        and t["ts"] < isa_end for t in own)
             print(f"| {name} | {ms(k['ts'] - t0)} | "
                   f"{ms(p['end'] - t0) if p else '-'} | {first} | {last} | "
-                  f"{ms(k['end'] - t0)} | {len(own)} | {whole} | {continued} |")
+                  f"{ms(k['end'] - t0)} | {len(own)} | {whole} | {continued} "
+                  f"| {early} |")
 
     work = sorted((s for own in tasks.values() for s in own
                    if s["name"] != "Phase 1"), key=lambda s: s["end"])

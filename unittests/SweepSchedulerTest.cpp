@@ -70,15 +70,6 @@ protected:
       scheduler.run(*pool, std::move(tasks), weight);
     });
   }
-  /// The same with a kernel size, a hold limit and the caller's expectation.
-  void runSizedOnThread(std::vector<std::function<void()>> tasks,
-                        uint64_t weight, uint64_t size,
-                        SweepScheduler::Clock::duration holdLimit,
-                        SweepScheduler::Expectation *expected = nullptr) {
-    callers.emplace_back([=, tasks = std::move(tasks)]() mutable {
-      scheduler.run(*pool, std::move(tasks), weight, size, holdLimit, expected);
-    });
-  }
   void joinCallers() {
     for (std::thread &caller : callers)
       caller.join();
@@ -167,52 +158,56 @@ TEST_F(SweepSchedulerTest, EveryTaskRunsOnceAndEveryCallReturns) {
   EXPECT_EQ(scheduler.getWaitingCount(), 0u);
 }
 
-// Holds are long enough here that a broken release shows as a test that
-// takes minutes; none is ever waited out.
-constexpr std::chrono::minutes kLongHold{2};
-
-TEST_F(SweepSchedulerTest, SmallerKernelsWaitForALargerOneInPhaseOne) {
-  makePool(1);
-  std::unique_ptr<SweepScheduler::Expectation> large = scheduler.expect(100);
-  runSizedOnThread({logged("s0"), logged("s1")}, /*weight=*/10, /*size=*/10,
-                   kLongHold);
-  ASSERT_TRUE(waitForWaiting(2));
-  // Not held (larger than every kernel in phase 1): it runs while the
-  // smaller sweep waits, though that one's tasks weigh more.
-  runSizedOnThread({logged("b0")}, /*weight=*/1, /*size=*/200, kLongHold);
-  ASSERT_TRUE(waitForStarted(1));
-  EXPECT_EQ(scheduler.getWaitingCount(), 2u);
-  large.reset();
-  joinCallers();
-  EXPECT_EQ(started, (std::vector<std::string>{"b0", "s0", "s1"}));
+TEST_F(SweepSchedulerTest, ATaskAddedByARunningTaskStartsWhileAnotherRuns) {
+  // The shared ISA compiles of a kernel: "a" still compiling, "b" done and
+  // making its variant "b-variant" ready, which starts on the free thread.
+  makePool(2);
+  std::optional<SweepScheduler::Queue> queue(std::in_place, scheduler, *pool,
+                                             /*weight=*/1);
+  queue->add({held("a"), [&] {
+                logged("b")();
+                queue->add({logged("b-variant")});
+              }});
+  ASSERT_TRUE(waitForStarted(3));
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    EXPECT_EQ(started.back(), "b-variant");
+  }
+  release("a");
+  queue.reset();
+  EXPECT_EQ(started.size(), 3u);
+  EXPECT_EQ(scheduler.getWaitingCount(), 0u);
 }
 
-TEST_F(SweepSchedulerTest, AKernelsOwnExpectationEndsWhenItsTasksAreQueued) {
-  makePool(1);
-  runOnThread({held("gate")}, 1);
-  ASSERT_TRUE(waitForStarted(1));
-  std::unique_ptr<SweepScheduler::Expectation> large = scheduler.expect(100);
-  runSizedOnThread({logged("s0")}, 10, 10, kLongHold);
-  ASSERT_TRUE(waitForWaiting(1));
-  runSizedOnThread({logged("b0")}, 50, 100, kLongHold, large.get());
-  ASSERT_TRUE(waitForWaiting(2));
-  release("gate");
-  // s0 runs once b0's tasks are queued, without `large` being destroyed.
-  joinCallers();
-  EXPECT_EQ(started, (std::vector<std::string>{"gate", "b0", "s0"}));
+TEST_F(SweepSchedulerTest, WaitReturnsOnlyOnceTasksAddedByTasksHaveRun) {
+  makePool(3);
+  std::atomic<unsigned> runs{0};
+  SweepScheduler::Queue queue(scheduler, *pool, /*weight=*/0);
+  std::function<void(unsigned)> addChain = [&](unsigned depth) {
+    queue.add({[&, depth] {
+      ++runs;
+      if (depth < 20)
+        addChain(depth + 1);
+    }});
+  };
+  for (unsigned chain = 0; chain < 4; ++chain)
+    addChain(0);
+  queue.wait();
+  EXPECT_EQ(runs.load(), 4u * 21u);
+  EXPECT_EQ(scheduler.getWaitingCount(), 0u);
 }
 
-TEST_F(SweepSchedulerTest, NoHoldWithoutALimitOrALargerKernel) {
+TEST_F(SweepSchedulerTest, TasksAddedLaterQueueBehindTheWaitingOnes) {
+  // One thread: the variants a finished ISA compile makes ready wait behind
+  // the ISA compiles not yet started (the longest first).
   makePool(1);
-  std::unique_ptr<SweepScheduler::Expectation> large = scheduler.expect(100);
-  // A hold limit of zero: runs at once.
-  runSizedOnThread({logged("a0")}, 10, 10, SweepScheduler::Clock::duration{});
-  joinCallers();
-  // Only kernels larger than this one in phase 1 hold it.
-  runSizedOnThread({logged("b0")}, 10, 100, kLongHold);
-  joinCallers();
-  std::unique_ptr<SweepScheduler::Expectation> small = scheduler.expect(5);
-  runSizedOnThread({logged("c0")}, 10, 150, kLongHold);
-  joinCallers();
-  EXPECT_EQ(started, (std::vector<std::string>{"a0", "b0", "c0"}));
+  {
+    SweepScheduler::Queue queue(scheduler, *pool, /*weight=*/0);
+    queue.add({[&] {
+                 logged("isa-1")();
+                 queue.add({logged("variant-1")});
+               },
+               logged("isa-2")});
+  }
+  EXPECT_EQ(started, (std::vector<std::string>{"isa-1", "isa-2", "variant-1"}));
 }

@@ -242,21 +242,12 @@ FailureOr<CompileResult> SplitCompiler::compileKernel(const CompileJob &job,
   }
   result.suffix = split->suffix;
 
-  // In a sweep the executor may hold smaller kernels' variants back while
-  // this phase 1 runs (ReplayExecutor::expectSweep), each up to a few times
-  // its own phase 1: about what a kernel a few times larger takes.
-  std::unique_ptr<ExpectedSweep> expected =
-      severalKernels ? executor.expectSweep(job.source.size()) : nullptr;
   CacheKey baseKey;
   OwningOpRef<ModuleOp> preBinary;
-  Clock::time_point phase1Start = Clock::now();
   {
     llvm::TimeTraceScope phase1Span("Phase 1", job.sourceName);
     preBinary = runOrLoadPrefix(job, result, baseKey);
   }
-  constexpr unsigned kHoldFactor = 4;
-  SweepPlace sweep{job.source.size(),
-                   kHoldFactor * (Clock::now() - phase1Start), expected.get()};
   if (!preBinary)
     return failure();
   result.targets = getTargetLabels(*preBinary);
@@ -280,8 +271,8 @@ FailureOr<CompileResult> SplitCompiler::compileKernel(const CompileJob &job,
     if (llvm::Error err =
             writeReplayWorkDir(options.planDir, *preBinary, *plan))
       return emitError(loc) << llvm::toString(std::move(err));
-  if (failed(runVariants(*preBinary, *plan, keys, job, kernel, executor, sweep,
-                         result)))
+  if (failed(
+          runVariants(*preBinary, *plan, keys, job, kernel, executor, result)))
     return failure();
   result.plan = std::move(*plan);
   result.replayMs = msSince(replayStart);

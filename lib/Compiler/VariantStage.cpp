@@ -93,11 +93,12 @@ std::unique_ptr<ReplayExecutor> SplitCompiler::makeExecutor() {
   return createReplayExecutor(options.executor, executorOptions);
 }
 
-LogicalResult
-SplitCompiler::runVariants(ModuleOp preBinary, const ReplayPlan &plan,
-                           ArrayRef<CacheKey> keys, const CompileJob &job,
-                           unsigned kernel, ReplayExecutor &executor,
-                           const SweepPlace &sweep, CompileResult &result) {
+LogicalResult SplitCompiler::runVariants(ModuleOp preBinary,
+                                         const ReplayPlan &plan,
+                                         ArrayRef<CacheKey> keys,
+                                         const CompileJob &job, unsigned kernel,
+                                         ReplayExecutor &executor,
+                                         CompileResult &result) {
   size_t n = plan.entries.size();
   result.variantFromCache.assign(n, false);
   ExecutePlanOptions run;
@@ -143,7 +144,6 @@ SplitCompiler::runVariants(ModuleOp preBinary, const ReplayPlan &plan,
     return runPipeline(pipeline, container, /*dump=*/false);
   };
   ReplayWork work{preBinary, plan, runner};
-  work.sweep = sweep;
   if (options.cancelled)
     work.mayStart = [this] { return !options.cancelled(); };
   FailureOr<std::vector<VariantResult>> variants =

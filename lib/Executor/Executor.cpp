@@ -18,12 +18,6 @@ namespace fly {
 
 ReplayExecutor::~ReplayExecutor() = default;
 
-ExpectedSweep::~ExpectedSweep() = default;
-
-std::unique_ptr<ExpectedSweep> ReplayExecutor::expectSweep(uint64_t) {
-  return nullptr;
-}
-
 std::optional<ExecutorKind> parseExecutorKind(StringRef name) {
   return llvm::StringSwitch<std::optional<ExecutorKind>>(name)
       .Case("batch", ExecutorKind::Batch)

@@ -18,6 +18,7 @@
 #include "llvm/Support/TimeProfiler.h"
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <optional>
 
@@ -73,7 +74,6 @@ public:
 
   LogicalResult execute(const ReplayWork &work, ArrayRef<unsigned> entries,
                         const VariantSink &finished) override;
-  std::unique_ptr<ExpectedSweep> expectSweep(uint64_t kernelSize) override;
 
 private:
   ThreadPoolInterface &getPool() {
@@ -123,39 +123,11 @@ static uint64_t estimateVariantCost(ModuleOp preBinary) {
   return operations;
 }
 
-namespace {
-class ScheduledExpectation : public ExpectedSweep {
-public:
-  explicit ScheduledExpectation(
-      std::unique_ptr<SweepScheduler::Expectation> expectation)
-      : expectation(std::move(expectation)) {}
-  void end() override { expectation->end(); }
-  SweepScheduler::Expectation &get() { return *expectation; }
-
-private:
-  std::unique_ptr<SweepScheduler::Expectation> expectation;
-};
-} // namespace
-
 /// Whether a free thread takes the next variant of the kernel estimated to
 /// cost most (FLY_LARGEST_KERNEL_FIRST=0: first come, first served, for a
 /// bench's side by side).
 static bool largestKernelFirst() {
   return getEnvFlag("FLY_LARGEST_KERNEL_FIRST").value_or(true);
-}
-
-/// Whether smaller kernels' variants wait for a larger one in phase 1
-/// (FLY_HOLD_FOR_LARGER_KERNELS=1). Off by default until the 16-core node
-/// measures it against none waiting (bench/node-trace/README.md).
-static bool holdsForLargerKernels() {
-  return getEnvFlag("FLY_HOLD_FOR_LARGER_KERNELS").value_or(false);
-}
-
-std::unique_ptr<ExpectedSweep>
-IsolatedExecutor::expectSweep(uint64_t kernelSize) {
-  if (!holdsForLargerKernels() || !largestKernelFirst())
-    return nullptr;
-  return std::make_unique<ScheduledExpectation>(scheduler.expect(kernelSize));
 }
 
 /// Process-wide, as the allocator is.
@@ -183,16 +155,6 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   // Otherwise every sweep weighs the same: first come, first served.
   uint64_t variantCost =
       largestKernelFirst() ? estimateVariantCost(work.preBinary) : 0;
-  // Only this executor's own (expectSweep): a pass's replays use another
-  // scheduler.
-  SweepScheduler::Expectation *expected =
-      work.sweep.expected && !alone
-          ? &static_cast<ScheduledExpectation *>(work.sweep.expected)->get()
-          : nullptr;
-  auto runTasks = [&](std::vector<std::function<void()>> tasks) {
-    sweeps.run(threadPool, std::move(tasks), variantCost, work.sweep.kernelSize,
-               work.sweep.holdLimit, expected);
-  };
   // The time trace's span of a variant names its kernel too: a sweep's
   // kernels have the same variant ids.
   std::string kernelName;
@@ -206,63 +168,20 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   ReplayOptions one;
   one.maxParallel = 1;
   one.sharedIsa = std::make_shared<SharedIsaTable>();
-
-  // Shared ISA first, each compile alone: the variants then only assemble.
-  if (plan.reuseIsa) {
-    SmallVector<unsigned> producers;
-    for (unsigned e : entries) {
-      std::optional<unsigned> group = plan.entries[e].isaGroup;
-      if (group && llvm::none_of(producers, [&](unsigned p) {
-            return plan.entries[p].isaGroup == group;
-          }))
-        producers.push_back(e);
-    }
-    // What the backend keeps for the later ISA compiles (VariantQueue.h).
-    VariantQueue queue(producers.size());
-    std::vector<std::function<void()>> tasks;
-    for (unsigned e : producers) {
-      tasks.push_back([&, e] {
-        ScopedVariantQueue started(queue);
-        if (work.mayStart && !work.mayStart())
-          return;
-        TimeTraceThreadScope threadTrace;
-        TimeTraceScope span("Shared ISA", [&] { return spanDetail(e); });
-        LogicalResult prepared = failure();
-        CrashRecoveryContext crc;
-        if (!crc.RunSafely([&] {
-              prepared = prepareSharedIsa(work.preBinary, plan, {e}, one,
-                                          work.nestInSource, work.runPipeline);
-            })) {
-          releaseErrorCapturesAfterCrash();
-          SharedIsa crashed;
-          crashed.producer = plan.entries[e].index;
-          crashed.error = crashMessage(crc, " compiling the ISA");
-          one.sharedIsa->insert(*plan.entries[e].isaGroup, std::move(crashed));
-          return;
-        }
-        if (failed(prepared))
-          setupFailed = true;
-      });
-    }
-    runTasks(std::move(tasks));
-    if (setupFailed)
-      return failure();
-  }
-
   FreeMemoryReleaser &releaser = getFreeMemoryReleaser();
-  // Where a variant has no shared ISA, it compiles one here.
-  VariantQueue queue(entries.size());
-  std::vector<std::function<void()>> tasks;
-  for (unsigned e : entries) {
-    releaser.variantQueued();
-    tasks.push_back([&, e] {
-      ScopedVariantQueue started(queue);
+
+  // Each variant once its shared ISA is there (it only assembles then), or
+  // at once where it has none to wait for (it compiles its own).
+  VariantQueue variantQueue(entries.size());
+  auto variantTask = [&](unsigned e) -> std::function<void()> {
+    return [&, e] {
+      ScopedVariantQueue started(variantQueue);
       // Only after a replay that returned: a crashed one's heap is not
       // walked by a trim.
       bool returned = false;
       llvm::scope_exit settle(
           [&] { releaser.variantFinished(threads, /*mayTrim=*/returned); });
-      if (work.mayStart && !work.mayStart())
+      if (setupFailed || (work.mayStart && !work.mayStart()))
         return;
       TimeTraceThreadScope threadTrace;
       TimeTraceScope span("Variant", [&] { return spanDetail(e); });
@@ -291,9 +210,68 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
       }
       if (replayed)
         finished(e, std::move(*replayed));
+    };
+  };
+
+  // The variants waiting for each shared ISA group's compile, the first of
+  // each group compiling it.
+  std::map<unsigned, std::vector<unsigned>> waitingForIsa;
+  SmallVector<unsigned> producers;
+  std::vector<std::function<void()>> ready;
+  for (unsigned e : entries) {
+    releaser.variantQueued();
+    std::optional<unsigned> group =
+        plan.reuseIsa ? plan.entries[e].isaGroup : std::nullopt;
+    if (!group) {
+      ready.push_back(variantTask(e));
+      continue;
+    }
+    std::vector<unsigned> &waiting = waitingForIsa[*group];
+    if (waiting.empty())
+      producers.push_back(e);
+    waiting.push_back(e);
+  }
+
+  SweepScheduler::Queue queue(sweeps, threadPool, variantCost);
+  // What the backend keeps for the later ISA compiles (VariantQueue.h).
+  VariantQueue isaQueue(producers.size());
+  // Each shared ISA compile alone, then its group's variants; crashed or
+  // failed, they report it or stop.
+  std::vector<std::function<void()>> isaTasks;
+  for (unsigned e : producers) {
+    isaTasks.push_back([&, e] {
+      unsigned group = *plan.entries[e].isaGroup;
+      llvm::scope_exit readyNow([&] {
+        std::vector<std::function<void()>> variants;
+        for (unsigned v : waitingForIsa.at(group))
+          variants.push_back(variantTask(v));
+        queue.add(std::move(variants));
+      });
+      ScopedVariantQueue started(isaQueue);
+      if (setupFailed || (work.mayStart && !work.mayStart()))
+        return;
+      TimeTraceThreadScope threadTrace;
+      TimeTraceScope span("Shared ISA", [&] { return spanDetail(e); });
+      LogicalResult prepared = failure();
+      CrashRecoveryContext crc;
+      if (!crc.RunSafely([&] {
+            prepared = prepareSharedIsa(work.preBinary, plan, {e}, one,
+                                        work.nestInSource, work.runPipeline);
+          })) {
+        releaseErrorCapturesAfterCrash();
+        SharedIsa crashed;
+        crashed.producer = plan.entries[e].index;
+        crashed.error = crashMessage(crc, " compiling the ISA");
+        one.sharedIsa->insert(group, std::move(crashed));
+        return;
+      }
+      if (failed(prepared))
+        setupFailed = true;
     });
   }
-  runTasks(std::move(tasks));
+  queue.add(std::move(isaTasks));
+  queue.add(std::move(ready));
+  queue.wait();
   return failure(setupFailed.load());
 }
 

@@ -10,30 +10,21 @@
 // kernels' variants fill the threads at the end instead (longest processing
 // time first).
 //
-// The largest kernel's phase 1 also ends last: its variants are queued once
-// the small kernels' have taken every thread, and those that still run then
-// (the larger of the small kernels') delay some of them by a whole variant.
-// So while a kernel is in phase 1 (expect), the tasks of smaller kernels
-// wait for it, each at most its own hold limit: long enough for a kernel a
-// few times larger to end its phase 1, short enough that a long one leaves
-// the threads idle no longer than that. The isolated executor opens
-// expectations only with FLY_HOLD_FOR_LARGER_KERNELS=1 (unmeasured on the
-// 16-core node so far).
+// A kernel's tasks are queued as they become ready: a variant that only
+// assembles a shared ISA as soon as that ISA is compiled, not once every
+// ISA of its kernel is.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FLY_EXECUTOR_SWEEPSCHEDULER_H
 #define FLY_EXECUTOR_SWEEPSCHEDULER_H
 
-#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <list>
-#include <memory>
 #include <mutex>
-#include <set>
 #include <vector>
 
 namespace llvm {
@@ -44,59 +35,50 @@ namespace fly {
 
 class SweepScheduler {
 public:
-  using Clock = std::chrono::steady_clock;
-
-  /// A kernel of `size` in phase 1 (Expectation::end when it is over).
-  class Expectation {
+  /// One sweep's tasks, run on `pool` beside those of the scheduler's other
+  /// queues. A free thread takes the first waiting task of the queue with
+  /// the largest `weight` (the estimated cost of one of its tasks) among
+  /// those with tasks waiting, the earliest made among equals. `pool` must
+  /// be the same for every queue of a scheduler.
+  class Queue {
   public:
-    Expectation(SweepScheduler &scheduler, uint64_t size);
-    ~Expectation();
-    /// Idempotent.
-    void end();
+    Queue(SweepScheduler &scheduler, llvm::ThreadPoolInterface &pool,
+          uint64_t weight);
+    /// Waits for every task added.
+    ~Queue();
+    Queue(const Queue &) = delete;
+    Queue &operator=(const Queue &) = delete;
+
+    /// From the caller, or from one of this queue's tasks while it runs (the
+    /// tasks it makes ready); each runs once.
+    void add(std::vector<std::function<void()>> tasks);
+    /// Returns once every task added has returned; nothing is added after.
+    void wait();
 
   private:
+    friend class SweepScheduler;
     SweepScheduler &scheduler;
-    std::multiset<uint64_t>::iterator position;
-    bool ended = false;
-  };
-  std::unique_ptr<Expectation> expect(uint64_t size);
-
-  /// Runs every task of `tasks` once on `pool`, beside the tasks of other
-  /// calls on the same scheduler; returns once all have returned. A free
-  /// thread takes the first waiting task of the call with the largest
-  /// `weight` (the estimated cost of one of its tasks) among those with
-  /// tasks waiting, the earliest call among equals; while an expectation of
-  /// a larger `size` than that call's is open, it waits, until `holdLimit`
-  /// after this call. `expected`, if given, ends as the tasks are queued.
-  /// `pool` must be the same for every call.
-  void run(llvm::ThreadPoolInterface &pool,
-           std::vector<std::function<void()>> tasks, uint64_t weight,
-           uint64_t size = 0, Clock::duration holdLimit = {},
-           Expectation *expected = nullptr);
-  /// Tasks queued by run() that no thread has taken yet.
-  size_t getWaitingCount();
-
-private:
-  struct Sweep {
+    llvm::ThreadPoolInterface &pool;
     std::deque<std::function<void()>> waiting;
     size_t unfinished = 0;
     uint64_t weight = 0;
-    uint64_t size = 0;
-    Clock::time_point heldUntil;
+    bool done = false;
     std::condition_variable finished;
   };
+
+  /// Runs every task of `tasks` once on a queue of its own; returns once all
+  /// have returned.
+  void run(llvm::ThreadPoolInterface &pool,
+           std::vector<std::function<void()>> tasks, uint64_t weight);
+  /// Tasks added to queues that no thread has taken yet.
+  size_t getWaitingCount();
+
+private:
   void runNext();
-  /// Under the lock.
-  bool isHeld(const Sweep &sweep) const;
-  void endExpectation(std::multiset<uint64_t>::iterator position);
 
   std::mutex mutex;
-  /// In the order of their run() calls.
-  std::list<Sweep *> sweeps;
-  /// The sizes of the kernels in phase 1.
-  std::multiset<uint64_t> expected;
-  /// A sweep queued or an expectation ended: held threads look again.
-  std::condition_variable changed;
+  /// In the order they were made.
+  std::list<Queue *> queues;
 };
 
 } // namespace fly

@@ -178,8 +178,7 @@ private:
   mlir::LogicalResult
   runVariants(mlir::ModuleOp preBinary, const ReplayPlan &plan,
               llvm::ArrayRef<CacheKey> keys, const CompileJob &job,
-              unsigned kernel, ReplayExecutor &executor,
-              const SweepPlace &sweep, CompileResult &result);
+              unsigned kernel, ReplayExecutor &executor, CompileResult &result);
   /// Whether variants keep their LLVM IR and ISA for the dumps: FLY_DUMP_IR
   /// on for this compile. Their replays then run fly-module-to-binary, each
   /// variant compiled whole (no reuse-isa, no cached variant), once.

@@ -26,8 +26,6 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
-#include <chrono>
-#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -35,19 +33,6 @@
 #include <string>
 
 namespace fly {
-
-class ExpectedSweep;
-
-/// Where a kernel's variants stand among a sweep's: the kernel's size, as
-/// ReplayExecutor::expectSweep measures it, how long its variants may wait
-/// for a larger kernel still in phase 1, and this kernel's own expectation
-/// (expectSweep, from the same executor), ended once its variants are
-/// queued; null: none.
-struct SweepPlace {
-  uint64_t kernelSize = 0;
-  std::chrono::steady_clock::duration holdLimit{};
-  ExpectedSweep *expected = nullptr;
-};
 
 /// What an executor replays: the pre-binary module and its plan.
 struct ReplayWork {
@@ -63,15 +48,6 @@ struct ReplayWork {
   /// end's own says no to cancel (executePlan then reports the rest
   /// skipped, cancelled); executePlan wraps it with the time budget.
   std::function<bool()> mayStart;
-  SweepPlace sweep;
-};
-
-/// A kernel in phase 1 whose variants an executor is told to expect; ends
-/// when they are queued (ReplayWork::expected) or when it is destroyed.
-class ExpectedSweep {
-public:
-  virtual ~ExpectedSweep();
-  virtual void end() = 0;
 };
 
 class ReplayExecutor {
@@ -88,15 +64,6 @@ public:
   virtual mlir::LogicalResult execute(const ReplayWork &work,
                                       llvm::ArrayRef<unsigned> entries,
                                       const VariantSink &finished) = 0;
-  /// A kernel of `kernelSize` (its source's bytes) has started its phase 1
-  /// and its variants will follow. An executor that orders the kernels of a
-  /// sweep (isolated: the largest first, SweepScheduler.h) holds back the
-  /// variants of smaller kernels meanwhile, each at most its SweepPlace's
-  /// holdLimit: otherwise they take the threads before the largest kernel's
-  /// phase 1 ends, and its variants start late and end the sweep. Null
-  /// where the executor does not order kernels (the isolated one only with
-  /// FLY_HOLD_FOR_LARGER_KERNELS=1).
-  virtual std::unique_ptr<ExpectedSweep> expectSweep(uint64_t kernelSize);
 };
 
 enum class ExecutorKind { Batch, Isolated, Process };
