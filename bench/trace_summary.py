@@ -15,8 +15,9 @@ import json
 import sys
 from collections import defaultdict
 
-# A thread's units of work: the executor's tasks and the kernels' drivers.
-TASKS = ("Shared ISA", "Variant", "Phase 1")
+# A thread's units of work: the executor's tasks, the kernels' drivers and
+# the checks of continuations run beside a variant.
+TASKS = ("Shared ISA", "Variant", "Phase 1", "Continuation check")
 # fly's own steps inside them (LLVM's and MLIR's pass spans are left to the
 # trace viewer).
 STEPS = (

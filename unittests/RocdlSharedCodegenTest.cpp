@@ -215,6 +215,25 @@ protected:
     return isa.size() == 1 ? isa.front() : "";
   }
 
+  /// compileAsVariant beside another running variant of its sweep, under
+  /// crash recovery (as the isolated executor runs it).
+  std::string compileBesideAnother(const std::string &gpuModule,
+                                   StringRef hints) {
+    llvm::CrashRecoveryContext::Enable();
+    MLIRContext own(registry, MLIRContext::Threading::DISABLED);
+    own.loadAllAvailableDialects();
+    VariantQueue queue(4);
+    queue.running = 1;
+    ScopedVariantQueue started(queue);
+    std::vector<std::string> isa;
+    llvm::CrashRecoveryContext crc;
+    EXPECT_TRUE(crc.RunSafely([&] {
+      OwningOpRef<ModuleOp> source = makeHintedCopies(own, gpuModule, hints);
+      isa = compileToIsa(*source);
+    }));
+    return isa.size() == 1 ? isa.front() : "";
+  }
+
   /// Each of `isa` equals the whole code generation of the hint set at its
   /// place in `sets`.
   void expectWhole(const std::string &gpuModule, StringRef sets,
@@ -547,3 +566,37 @@ TEST(CompileObservedTest, OptionsThatWatchLlvmByName) {
 }
 
 } // namespace
+
+TEST_F(RocdlSharedCodegenTest, ChecksOnAThreadOfTheirOwnBesideOtherVariants) {
+  // The variant that takes the only kept state of a target not checked yet,
+  // with other variants of its sweep running beside it, hands the check and
+  // the state to a thread of its own and compiles whole meanwhile (keeping
+  // a state of its own); the next variant continues once the check said
+  // yes. (gfx942 with +sramecc,+xnack: a target of its own.)
+  std::string gpuModule =
+      make(kStraightKernel, "gfx942\", features = \"+sramecc,+xnack", "219.25");
+  std::mutex mutex;
+  std::vector<std::thread::id> checkedOn;
+  setRocdlSharedCodegenTestHooks({[&](bool) {
+                                    std::lock_guard<std::mutex> lock(mutex);
+                                    checkedOn.push_back(
+                                        std::this_thread::get_id());
+                                  },
+                                  {}});
+  RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
+  std::vector<std::string> isa = {compileAsVariant(gpuModule, "maxnreg=200")};
+  isa.push_back(compileBesideAnother(gpuModule, "maxnreg=128"));
+  RocdlSharedCodegenStats beside = getRocdlSharedCodegenStats();
+  isa.push_back(compileAsVariant(gpuModule, "maxnreg=96"));
+  RocdlSharedCodegenStats after = getRocdlSharedCodegenStats();
+  setRocdlSharedCodegenTestHooks({});
+  ASSERT_EQ(checkedOn.size(), 1u);
+  EXPECT_NE(checkedOn.front(), std::this_thread::get_id());
+  EXPECT_EQ(beside.checksBeside - before.checksBeside, 1u);
+  EXPECT_EQ(beside.cuts - before.cuts, 2u);
+  EXPECT_EQ(beside.continued - before.continued, 0u);
+  EXPECT_EQ(beside.refusedVariants - before.refusedVariants, 0u);
+  EXPECT_EQ(after.continued - beside.continued, 1u);
+  EXPECT_EQ(after.checksBeside - beside.checksBeside, 0u);
+  expectWhole(gpuModule, "maxnreg=200;maxnreg=128;maxnreg=96", isa);
+}

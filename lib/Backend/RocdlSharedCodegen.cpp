@@ -8,6 +8,7 @@
 #include "fly/Backend/CodegenCut.h"
 #include "fly/Backend/TargetMachinePool.h"
 #include "fly/Backend/VariantQueue.h"
+#include "fly/Support/TimeTrace.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/IR/DiagnosticHandler.h"
@@ -18,6 +19,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/TimeProfiler.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -331,7 +333,7 @@ CutState::~CutState() {
 
 std::atomic<uint64_t> cuts{0}, continued{0}, refusedModules{0},
     refusedVariants{0}, probes{0}, widenedProbes{0}, continuedEarly{0},
-    notKept{0}, awaitedChecks{0};
+    notKept{0}, awaitedChecks{0}, checksBeside{0};
 
 RocdlSharedCodegenTestHooks &getTestHooks() {
   static RocdlSharedCodegenTestHooks hooks;
@@ -415,6 +417,40 @@ std::string checkKey(const std::string &target, bool early) {
   return early ? target + "\nearly" : target;
 }
 
+/// The check of a target's continuations from the cut or from before the
+/// first pass that reads the pressure limits (`early`), claimed by the
+/// caller: whether a continuation of `state` with the kept variant's own
+/// hints gives its ISA. Sets the verdict.
+bool checkContinuation(CutState &state, bool early) {
+  if (const std::function<void(bool)> &hook = getTestHooks().checking)
+    hook(early);
+  std::string key = checkKey(state.target, early);
+  // A crash in the check says no: the kept variant compiled whole, so what
+  // crashed is the continuation.
+  ReleaseOnUnwind crashed([key] { pool().setTargetFaithful(key, false); });
+  llvm::TimeTraceScope span("Check a continuation",
+                            early ? "from before the limits" : "from the cut");
+  std::optional<llvm::SmallString<0>> again;
+  CodegenCut::Refusal refusal;
+  CodegenCut::Trace trace;
+  if (setHints(*state.module, state.keptHints))
+    again = early ? state.cut->continueFromEarly(refusal, trace)
+                  : state.cut->continueToAssembly(refusal);
+  bool faithful = !state.diagnosed && again && *again == state.keptIsa;
+  pool().setTargetFaithful(key, faithful);
+  return faithful;
+}
+
+/// Once both routes of its target are checked, a state needs no copy of the
+/// kept variant's ISA any more.
+void forgetKeptIsaOnceChecked(CutState &state) {
+  if (pool().isTargetFaithful(checkKey(state.target, /*early=*/false)) &&
+      pool().isTargetFaithful(checkKey(state.target, /*early=*/true))) {
+    state.keptHints.clear();
+    state.keptIsa.clear();
+  }
+}
+
 /// Whether a continuation of `state` with the kept variant's own hints, from
 /// the cut or from before the first pass that reads the pressure limits
 /// (`early`), gives its ISA: once per target and point in the process,
@@ -429,22 +465,70 @@ Faithful isFaithful(CutState &state, bool early) {
     return *known ? Faithful::Yes : Faithful::No;
   if (state.keptIsa.empty() || !pool().claimCheck(key))
     return Faithful::Pending;
-  if (const std::function<void(bool)> &hook = getTestHooks().checking)
-    hook(early);
-  // A crash in the check says no: the kept variant compiled whole, so what
-  // crashed is the continuation.
-  ReleaseOnUnwind crashed([key] { pool().setTargetFaithful(key, false); });
-  llvm::TimeTraceScope span("Check a continuation",
-                            early ? "from before the limits" : "from the cut");
-  std::optional<llvm::SmallString<0>> again;
-  CodegenCut::Refusal refusal;
-  CodegenCut::Trace trace;
-  if (setHints(*state.module, state.keptHints))
-    again = early ? state.cut->continueFromEarly(refusal, trace)
-                  : state.cut->continueToAssembly(refusal);
-  bool faithful = !state.diagnosed && again && *again == state.keptIsa;
-  pool().setTargetFaithful(key, faithful);
-  return faithful ? Faithful::Yes : Faithful::No;
+  return checkContinuation(state, early) ? Faithful::Yes : Faithful::No;
+}
+
+/// The checks a variant started on threads of their own, joined before it
+/// returns: none outlives the variant that started it. (A crash in the
+/// variant abandons this with its frames; its checks then end on their
+/// own, each with a verdict.)
+struct ChecksBeside {
+  ~ChecksBeside() {
+    for (std::thread &check : threads)
+      check.join();
+  }
+  std::vector<std::thread> threads;
+};
+
+/// Whether a check goes to a thread of its own beside the variant that
+/// claims it (FLY_ROCDL_CHECK_BESIDE, on by default): where other variants
+/// of its sweep run beside it under crash recovery (the isolated executor),
+/// never in a sweep of one thread. That variant then continues on another
+/// kept state, or compiles whole, while the check runs; on the same thread,
+/// the check and its own continuation came one after the other, and on a
+/// big GEMM that variant ended the sweep (bench/node-trace/README.md).
+bool checksGoBeside() {
+  if (!getEnvFlag("FLY_ROCDL_CHECK_BESIDE").value_or(true) ||
+      !llvm::CrashRecoveryContext::GetCurrent())
+    return false;
+  std::optional<VariantQueueCounts> queue = getCurrentVariantQueue();
+  return queue && queue->running > 1;
+}
+
+/// Claims the check of `state`'s target from the cut or from before the
+/// limits (`early`) and runs it on a thread of its own (in `checks`), where
+/// `state` moves and is given back to the pool after a yes. False, `state`
+/// left as it is, where the verdict is known or being made, or `state`
+/// cannot make it (no kept ISA).
+bool startCheckBeside(std::unique_ptr<CutState> &state, bool early,
+                      ChecksBeside &checks) {
+  std::string key = checkKey(state->target, early);
+  if (state->keptIsa.empty() || pool().isTargetFaithful(key) ||
+      !pool().claimCheck(key))
+    return false;
+  ++checksBeside;
+  checks.threads.emplace_back([state = std::move(state), early, key]() mutable {
+    FatalErrorsUnwindCrashRecovery fatalErrors;
+    TimeTraceThreadScope threadTrace;
+    llvm::TimeTraceScope task("Continuation check", early ? "from before the "
+                                                            "limits"
+                                                          : "from the cut");
+    bool faithful = false;
+    llvm::CrashRecoveryContext crc;
+    if (!crc.RunSafely([&] { faithful = checkContinuation(*state, early); })) {
+      // Abandoned, as a crashed continuation's state: out of the budget.
+      pool().release(state->bytes);
+      (void)state.release();
+      return;
+    }
+    if (!faithful) {
+      pool().refuse(state->optimized);
+      return;
+    }
+    forgetKeptIsaOnceChecked(*state);
+    pool().give(std::move(state));
+  });
+  return true;
 }
 
 /// Whether a variant that takes a kept state while another thread checks its
@@ -472,20 +556,30 @@ std::optional<bool> standsOnVerdict(const CutState &state, bool early,
 
 /// `state` continued with `sharing`'s hints; nullopt where it would not be
 /// exact (`refusal` says why) or LLVM said something (`diagnosed`); `state`
-/// is given back where it may serve another variant.
+/// is given back where it may serve another variant. With `checks`, a check
+/// of its target this variant is the first to need goes there with `state`
+/// (`handedToCheck`; nullopt): the caller takes another state.
 std::optional<llvm::SmallString<0>>
 continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
-              CodegenCut::Refusal &refusal, bool &diagnosed) {
+              CodegenCut::Refusal &refusal, bool &diagnosed,
+              ChecksBeside *checks, bool &handedToCheck) {
   refusal = CodegenCut::Refusal::None;
   diagnosed = false;
+  handedToCheck = checks && startCheckBeside(state, /*early=*/false, *checks);
+  if (handedToCheck)
+    return std::nullopt;
   // A crash in a continuation abandons the state with the variant's frames:
   // its bytes out of the budget. Not once given back: then it is the pool's.
-  ReleaseOnUnwind abandoned([bytes = state->bytes] { pool().release(bytes); });
+  auto abandonOnUnwind = [](const CutState &state) {
+    return [bytes = state.bytes] { pool().release(bytes); };
+  };
+  std::optional<ReleaseOnUnwind> abandoned(std::in_place,
+                                           abandonOnUnwind(*state));
   // Compiled whole, the state kept for others: no verdict in time, or one
   // pending where continuations do not wait for it.
   auto unjudged = [&] {
     refusal = CodegenCut::Refusal::None;
-    abandoned.unregister();
+    abandoned->unregister();
     pool().give(std::move(state));
     return std::nullopt;
   };
@@ -506,6 +600,14 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
   if (!isa && refusal == CodegenCut::Refusal::PressureLimits &&
       probeLimits(*state, sharing))
     isa = state->cut->continueToAssembly(refusal);
+  if (!isa && refusal == CodegenCut::Refusal::PressureLimits &&
+      !state->diagnosed && checks) {
+    abandoned->unregister();
+    handedToCheck = startCheckBeside(state, /*early=*/true, *checks);
+    if (handedToCheck)
+      return std::nullopt;
+    abandoned.emplace(abandonOnUnwind(*state));
+  }
   // Other limits than the state serves: from before the passes that read
   // them, and what they made widens the state's limits once that route is
   // known to be faithful.
@@ -551,12 +653,8 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
       refusal = CodegenCut::Refusal::PressureLimits;
     }
   }
-  if (pool().isTargetFaithful(checkKey(state->target, /*early=*/false)) &&
-      pool().isTargetFaithful(checkKey(state->target, /*early=*/true))) {
-    state->keptHints.clear();
-    state->keptIsa.clear();
-  }
-  abandoned.unregister();
+  forgetKeptIsaOnceChecked(*state);
+  abandoned->unregister();
   if (isa || refusal == CodegenCut::Refusal::PressureLimits)
     pool().give(std::move(state));
   return isa;
@@ -568,7 +666,7 @@ RocdlSharedCodegenStats getRocdlSharedCodegenStats() {
           refusedModules.load(), refusedVariants.load(),
           probes.load(),         widenedProbes.load(),
           continuedEarly.load(), notKept.load(),
-          awaitedChecks.load()};
+          awaitedChecks.load(),  checksBeside.load()};
 }
 
 void setRocdlSharedCodegenTestHooks(RocdlSharedCodegenTestHooks hooks) {
@@ -595,19 +693,27 @@ codegenSharingRocdl(const RocdlSharing &sharing,
     return std::nullopt;
   if (isLlvmCompileObserved(*context))
     return std::nullopt;
+  // Joined before this variant returns, whatever it returns.
+  ChecksBeside checks;
+  ChecksBeside *beside = checksGoBeside() ? &checks : nullptr;
   // Each idle state once, until one has this variant's pressure limits.
   bool refused = false;
   llvm::SmallVector<const CutState *> tried;
+  size_t handedToChecks = 0;
   while (std::unique_ptr<CutState> state =
              pool().take(sharing.optimized.get(), tried, refused)) {
     tried.push_back(state.get());
     CodegenCut::Refusal refusal;
-    bool diagnosed;
-    std::optional<llvm::SmallString<0>> isa =
-        continueState(std::move(state), sharing, refusal, diagnosed);
+    bool diagnosed, handedToCheck;
+    std::optional<llvm::SmallString<0>> isa = continueState(
+        std::move(state), sharing, refusal, diagnosed, beside, handedToCheck);
     if (isa) {
       ++continued;
       return RocdlSharedIsa{std::move(*isa), /*continued=*/true};
+    }
+    if (handedToCheck) {
+      ++handedToChecks;
+      continue;
     }
     if (diagnosed || refusal != CodegenCut::Refusal::PressureLimits) {
       ++refusedVariants;
@@ -616,7 +722,7 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   }
   // Other pressure limits than every kept compile's: this variant may be
   // kept with its own.
-  if (!tried.empty())
+  if (tried.size() > handedToChecks)
     ++refusedVariants;
   llvm::TargetMachine &tm = *machine->get();
   if (refused || !isCuttable(*module, tm) ||
@@ -670,7 +776,7 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   }
   // A variant no kept state served for its pressure limits: where it made
   // the functions as they did, they serve its limits from now on too.
-  if (!tried.empty())
+  if (tried.size() > handedToChecks)
     pool().widenIdle(sharing.optimized.get(), whole.cut->getTrace());
   // Kept only within the budget, the least recently used idle states out.
   size_t bytes = whole.cut->getBytes();

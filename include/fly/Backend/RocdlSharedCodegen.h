@@ -34,10 +34,14 @@
 // target in a process, before its first continuation from each of the two
 // points, one with the kept variant's own hints must give that variant's ISA; a
 // target where it does not is never continued from there (a sweep whose
-// variants never meet a kept state pays nothing). A variant that takes another
+// variants never meet a kept state pays nothing). Where other variants run
+// beside it under crash recovery, the variant that claims a check runs it on
+// a thread of its own with that state and takes another itself (or compiles
+// whole); else it checks first, then continues. A variant that takes another
 // state while that check runs continues too, and its ISA stands once the check
 // says yes (else, or without a verdict within a minute, it compiles whole). A
-// crash in such a continuation fails the variant, as in any continuation.
+// crash in such a continuation fails the variant, as in any continuation; a
+// crash in a check says no.
 // test/Tools/rocdl-shared-codegen.test compares the objects with `cmp`.
 // Off with FLY_ROCDL_CODEGEN_CUT=0; FLY_ROCDL_CODEGEN_CUT=verify also
 // compiles each continued variant whole and says on stderr whether the two
@@ -91,6 +95,9 @@ struct RocdlSharedCodegenStats {
   /// before the passes that read the limits) by a continuation made while it
   /// ran: at most one per route and variant.
   uint64_t awaitedChecks = 0;
+  /// Checks of a target run on a thread of their own beside the variant
+  /// that claimed them.
+  uint64_t checksBeside = 0;
 };
 RocdlSharedCodegenStats getRocdlSharedCodegenStats();
 
