@@ -26,7 +26,8 @@ STEPS = (
     "Read the shared optimisation", "Code generation",
     "Whole code generation, kept at the cut", "Continue from the cut",
     "Continue from before the limits", "Check a continuation",
-    "Wait for the continuation check", "Assemble and link", "ptxas",
+    "Wait for the continuation check", "Wait for a kept state",
+    "Assemble and link", "ptxas",
     "fly-assemble-isa",
 )
 

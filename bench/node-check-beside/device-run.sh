@@ -36,7 +36,7 @@ for rep in $(seq "$config_reps"); do
     env FLY_ROCDL_CHECK_BESIDE=$beside timeout 100 python3 "$repo/bench/scaling.py" \
       --fly-tune "$tune" --rocm-toolkit "$toolkit" --targets rocdl --workloads config \
       --grid 16:16 --reps 1 --budget-s 60 --work /tmp/fly/config \
-      --out "$out/config-$mode-$rep" > "$out/config-$mode-$rep.log" 2>&1 ||
+      --out "$out/$mode-config-$rep" > "$out/$mode-config-$rep.log" 2>&1 ||
       echo "config $mode: rc $?"
   done
 done

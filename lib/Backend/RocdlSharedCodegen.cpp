@@ -182,28 +182,36 @@ public:
                                  llvm::ArrayRef<const CutState *> tried,
                                  bool &refused) {
     std::lock_guard<std::mutex> lock(mutex);
-    refused = llvm::any_of(refusedModules,
-                           [&](const auto &m) { return m.get() == optimized; });
-    auto it = idle.end();
-    for (auto s = idle.begin(); s != idle.end(); ++s)
-      if ((*s)->optimized.get() == optimized &&
-          !llvm::is_contained(tried, s->get()) &&
-          (it == idle.end() || (*s)->unhinted > (*it)->unhinted))
-        it = s;
-    if (it == idle.end())
-      return nullptr;
-    std::unique_ptr<CutState> state = std::move(*it);
-    idle.erase(it);
+    return takeLocked(optimized, tried, refused);
+  }
+  /// take(), waiting while none is idle for one to be given back (by a
+  /// variant done with it, or by the check `checkKey` with a yes); nullptr
+  /// once that check said no, the module is refused, or after kVerdictWait.
+  std::unique_ptr<CutState> takeOnceIdle(const RocdlOptimizedModule *optimized,
+                                         llvm::ArrayRef<const CutState *> tried,
+                                         const std::string &checkKey,
+                                         bool &refused) {
+    std::unique_lock<std::mutex> lock(mutex);
+    std::unique_ptr<CutState> state;
+    changed.wait_for(lock, kVerdictWait, [&] {
+      state = takeLocked(optimized, tried, refused);
+      auto verdict = faithful.find(checkKey);
+      return state || refused ||
+             (verdict != faithful.end() && !verdict->second);
+    });
     return state;
   }
   void give(std::unique_ptr<CutState> state) {
     std::unique_ptr<CutState> evicted;
-    std::lock_guard<std::mutex> lock(mutex);
-    idle.push_front(std::move(state));
-    if (idle.size() > maxIdle()) {
-      evicted = std::move(idle.back());
-      idle.pop_back();
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      idle.push_front(std::move(state));
+      if (idle.size() > maxIdle()) {
+        evicted = std::move(idle.back());
+        idle.pop_back();
+      }
     }
+    changed.notify_all();
   }
   /// Widens the limits of the idle states of `optimized` by a whole
   /// compile's trace (CodegenCut::widenLimits).
@@ -249,7 +257,7 @@ public:
       faithful.try_emplace(target, value);
       checking.erase(target);
     }
-    verdictSet.notify_all();
+    changed.notify_all();
   }
   /// The verdict on `target`, once the thread checking it has given one: it
   /// always does, a crash in the check included (isFaithful), and a check
@@ -257,8 +265,8 @@ public:
   /// backstop.
   std::optional<bool> awaitTargetFaithful(const std::string &target) {
     std::unique_lock<std::mutex> lock(mutex);
-    if (!verdictSet.wait_for(lock, kVerdictWait,
-                             [&] { return faithful.count(target) != 0; }))
+    if (!changed.wait_for(lock, kVerdictWait,
+                          [&] { return faithful.count(target) != 0; }))
       return std::nullopt;
     return faithful.find(target)->second;
   }
@@ -295,13 +303,34 @@ public:
       keeping.erase(it);
   }
   void refuse(std::shared_ptr<const RocdlOptimizedModule> optimized) {
-    std::lock_guard<std::mutex> lock(mutex);
-    refusedModules.push_back(std::move(optimized));
-    if (refusedModules.size() > kMaxRefused)
-      refusedModules.pop_front();
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      refusedModules.push_back(std::move(optimized));
+      if (refusedModules.size() > kMaxRefused)
+        refusedModules.pop_front();
+    }
+    changed.notify_all();
   }
 
 private:
+  /// take() under the lock.
+  std::unique_ptr<CutState> takeLocked(const RocdlOptimizedModule *optimized,
+                                       llvm::ArrayRef<const CutState *> tried,
+                                       bool &refused) {
+    refused = llvm::any_of(refusedModules,
+                           [&](const auto &m) { return m.get() == optimized; });
+    auto it = idle.end();
+    for (auto s = idle.begin(); s != idle.end(); ++s)
+      if ((*s)->optimized.get() == optimized &&
+          !llvm::is_contained(tried, s->get()) &&
+          (it == idle.end() || (*s)->unhinted > (*it)->unhinted))
+        it = s;
+    if (it == idle.end())
+      return nullptr;
+    std::unique_ptr<CutState> state = std::move(*it);
+    idle.erase(it);
+    return state;
+  }
   static size_t maxIdle() {
     return std::max(16u, 2 * std::thread::hardware_concurrency());
   }
@@ -311,7 +340,8 @@ private:
   std::list<std::unique_ptr<CutState>> idle;
   std::deque<std::shared_ptr<const RocdlOptimizedModule>> refusedModules;
   std::map<std::string, bool> faithful;
-  std::condition_variable verdictSet;
+  /// A verdict set, a state given back or a module refused.
+  std::condition_variable changed;
   std::set<std::string> checking;
   std::map<const RocdlOptimizedModule *, size_t> keeping;
   size_t liveBytes = 0;
@@ -484,7 +514,8 @@ struct ChecksBeside {
 /// claims it (FLY_ROCDL_CHECK_BESIDE, on by default): where other variants
 /// of its sweep run beside it under crash recovery (the isolated executor),
 /// never in a sweep of one thread. That variant then continues on another
-/// kept state, or compiles whole, while the check runs; on the same thread,
+/// kept state (waiting for one to be given back, the checked one at the
+/// latest) while the check runs; on the same thread,
 /// the check and its own continuation came one after the other, and on a
 /// big GEMM that variant ended the sweep (bench/node-trace/README.md).
 bool checksGoBeside() {
@@ -497,15 +528,15 @@ bool checksGoBeside() {
 
 /// Claims the check of `state`'s target from the cut or from before the
 /// limits (`early`) and runs it on a thread of its own (in `checks`), where
-/// `state` moves and is given back to the pool after a yes. False, `state`
-/// left as it is, where the verdict is known or being made, or `state`
-/// cannot make it (no kept ISA).
-bool startCheckBeside(std::unique_ptr<CutState> &state, bool early,
-                      ChecksBeside &checks) {
+/// `state` moves and is given back to the pool after a yes; the check's key.
+/// nullopt, `state` left as it is, where the verdict is known or being made,
+/// or `state` cannot make it (no kept ISA).
+std::optional<std::string> startCheckBeside(std::unique_ptr<CutState> &state,
+                                            bool early, ChecksBeside &checks) {
   std::string key = checkKey(state->target, early);
   if (state->keptIsa.empty() || pool().isTargetFaithful(key) ||
       !pool().claimCheck(key))
-    return false;
+    return std::nullopt;
   ++checksBeside;
   checks.threads.emplace_back([state = std::move(state), early, key]() mutable {
     FatalErrorsUnwindCrashRecovery fatalErrors;
@@ -528,7 +559,7 @@ bool startCheckBeside(std::unique_ptr<CutState> &state, bool early,
     forgetKeptIsaOnceChecked(*state);
     pool().give(std::move(state));
   });
-  return true;
+  return key;
 }
 
 /// Whether a variant that takes a kept state while another thread checks its
@@ -558,15 +589,16 @@ std::optional<bool> standsOnVerdict(const CutState &state, bool early,
 /// exact (`refusal` says why) or LLVM said something (`diagnosed`); `state`
 /// is given back where it may serve another variant. With `checks`, a check
 /// of its target this variant is the first to need goes there with `state`
-/// (`handedToCheck`; nullopt): the caller takes another state.
+/// (nullopt, `handedTo` the check's key): the caller takes another state.
 std::optional<llvm::SmallString<0>>
 continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
               CodegenCut::Refusal &refusal, bool &diagnosed,
-              ChecksBeside *checks, bool &handedToCheck) {
+              ChecksBeside *checks, std::optional<std::string> &handedTo) {
   refusal = CodegenCut::Refusal::None;
   diagnosed = false;
-  handedToCheck = checks && startCheckBeside(state, /*early=*/false, *checks);
-  if (handedToCheck)
+  handedTo =
+      checks ? startCheckBeside(state, /*early=*/false, *checks) : std::nullopt;
+  if (handedTo)
     return std::nullopt;
   // A crash in a continuation abandons the state with the variant's frames:
   // its bytes out of the budget. Not once given back: then it is the pool's.
@@ -603,8 +635,8 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
   if (!isa && refusal == CodegenCut::Refusal::PressureLimits &&
       !state->diagnosed && checks) {
     abandoned->unregister();
-    handedToCheck = startCheckBeside(state, /*early=*/true, *checks);
-    if (handedToCheck)
+    handedTo = startCheckBeside(state, /*early=*/true, *checks);
+    if (handedTo)
       return std::nullopt;
     abandoned.emplace(abandonOnUnwind(*state));
   }
@@ -699,20 +731,35 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   // Each idle state once, until one has this variant's pressure limits.
   bool refused = false;
   llvm::SmallVector<const CutState *> tried;
-  size_t handedToChecks = 0;
-  while (std::unique_ptr<CutState> state =
-             pool().take(sharing.optimized.get(), tried, refused)) {
+  // The check this variant last handed a state to: while it runs, the
+  // variant waits for a state to be given back (that one at the latest)
+  // rather than compile whole.
+  std::optional<std::string> handedCheck;
+  for (;;) {
+    std::unique_ptr<CutState> state =
+        pool().take(sharing.optimized.get(), tried, refused);
+    if (!state && handedCheck) {
+      llvm::TimeTraceScope span("Wait for a kept state");
+      state = pool().takeOnceIdle(sharing.optimized.get(), tried, *handedCheck,
+                                  refused);
+      handedCheck.reset();
+    }
+    if (!state)
+      break;
     tried.push_back(state.get());
     CodegenCut::Refusal refusal;
-    bool diagnosed, handedToCheck;
+    bool diagnosed;
+    std::optional<std::string> handedTo;
     std::optional<llvm::SmallString<0>> isa = continueState(
-        std::move(state), sharing, refusal, diagnosed, beside, handedToCheck);
+        std::move(state), sharing, refusal, diagnosed, beside, handedTo);
     if (isa) {
       ++continued;
       return RocdlSharedIsa{std::move(*isa), /*continued=*/true};
     }
-    if (handedToCheck) {
-      ++handedToChecks;
+    if (handedTo) {
+      // The check gives it back after a yes: it may serve this variant then.
+      tried.pop_back();
+      handedCheck = std::move(handedTo);
       continue;
     }
     if (diagnosed || refusal != CodegenCut::Refusal::PressureLimits) {
@@ -722,7 +769,7 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   }
   // Other pressure limits than every kept compile's: this variant may be
   // kept with its own.
-  if (tried.size() > handedToChecks)
+  if (!tried.empty())
     ++refusedVariants;
   llvm::TargetMachine &tm = *machine->get();
   if (refused || !isCuttable(*module, tm) ||
@@ -776,7 +823,7 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   }
   // A variant no kept state served for its pressure limits: where it made
   // the functions as they did, they serve its limits from now on too.
-  if (tried.size() > handedToChecks)
+  if (!tried.empty())
     pool().widenIdle(sharing.optimized.get(), whole.cut->getTrace());
   // Kept only within the budget, the least recently used idle states out.
   size_t bytes = whole.cut->getBytes();

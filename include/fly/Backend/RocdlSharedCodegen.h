@@ -36,8 +36,9 @@
 // target where it does not is never continued from there (a sweep whose
 // variants never meet a kept state pays nothing). Where other variants run
 // beside it under crash recovery, the variant that claims a check runs it on
-// a thread of its own with that state and takes another itself (or compiles
-// whole); else it checks first, then continues. A variant that takes another
+// a thread of its own with that state and continues on another itself
+// (waiting for one to be given back, the checked one at the latest); else it
+// checks first, then continues. A variant that takes another
 // state while that check runs continues too, and its ISA stands once the check
 // says yes (else, or without a verdict within a minute, it compiles whole). A
 // crash in such a continuation fails the variant, as in any continuation; a
