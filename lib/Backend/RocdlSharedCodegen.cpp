@@ -185,8 +185,10 @@ public:
     return takeLocked(optimized, tried, refused);
   }
   /// take(), waiting while none is idle for one to be given back (by a
-  /// variant done with it, or by the check `checkKey` with a yes); nullptr
-  /// once that check said no, the module is refused, or after kVerdictWait.
+  /// variant done with it, or by the check `checkKey` run beside with a
+  /// yes); nullptr once that check ended without one to take (it said no,
+  /// or another variant took its state), the module is refused, or after
+  /// kVerdictWait.
   std::unique_ptr<CutState> takeOnceIdle(const RocdlOptimizedModule *optimized,
                                          llvm::ArrayRef<const CutState *> tried,
                                          const std::string &checkKey,
@@ -195,11 +197,18 @@ public:
     std::unique_ptr<CutState> state;
     changed.wait_for(lock, kVerdictWait, [&] {
       state = takeLocked(optimized, tried, refused);
-      auto verdict = faithful.find(checkKey);
-      return state || refused ||
-             (verdict != faithful.end() && !verdict->second);
+      return state || refused || checksEnded.count(checkKey);
     });
     return state;
+  }
+  /// The check `checkKey` run beside a variant has ended, its state given
+  /// back after a yes.
+  void checkEnded(const std::string &checkKey) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      checksEnded.insert(checkKey);
+    }
+    changed.notify_all();
   }
   void give(std::unique_ptr<CutState> state) {
     std::unique_ptr<CutState> evicted;
@@ -343,6 +352,7 @@ private:
   /// A verdict set, a state given back or a module refused.
   std::condition_variable changed;
   std::set<std::string> checking;
+  std::set<std::string> checksEnded;
   std::map<const RocdlOptimizedModule *, size_t> keeping;
   size_t liveBytes = 0;
 };
@@ -550,14 +560,13 @@ std::optional<std::string> startCheckBeside(std::unique_ptr<CutState> &state,
       // Abandoned, as a crashed continuation's state: out of the budget.
       pool().release(state->bytes);
       (void)state.release();
-      return;
-    }
-    if (!faithful) {
+    } else if (!faithful) {
       pool().refuse(state->optimized);
-      return;
+    } else {
+      forgetKeptIsaOnceChecked(*state);
+      pool().give(std::move(state));
     }
-    forgetKeptIsaOnceChecked(*state);
-    pool().give(std::move(state));
+    pool().checkEnded(key);
   });
   return key;
 }
