@@ -525,9 +525,9 @@ struct ChecksBeside {
 /// of its sweep run beside it under crash recovery (the isolated executor),
 /// never in a sweep of one thread. That variant then continues on another
 /// kept state (waiting for one to be given back, the checked one at the
-/// latest) while the check runs; on the same thread,
-/// the check and its own continuation came one after the other, and on a
-/// big GEMM that variant ended the sweep (bench/node-trace/README.md).
+/// latest) while the check runs; on the same thread, the check and its own
+/// continuation came one after the other, and on a big GEMM that variant
+/// ended the sweep (bench/node-trace/README.md, bench/node-check-beside).
 bool checksGoBeside() {
   if (!getEnvFlag("FLY_ROCDL_CHECK_BESIDE").value_or(true) ||
       !llvm::CrashRecoveryContext::GetCurrent())
