@@ -63,11 +63,12 @@ protected:
     }
     return false;
   }
-  /// run(tasks, weight) on a thread of its own, as a kernel's driver calls
-  /// it.
+  /// `tasks` on a queue of `weight` made and waited for on a thread of its
+  /// own, as a kernel's driver does.
   void runOnThread(std::vector<std::function<void()>> tasks, uint64_t weight) {
     callers.emplace_back([this, weight, tasks = std::move(tasks)]() mutable {
-      scheduler.run(*pool, std::move(tasks), weight);
+      SweepScheduler::Queue queue(scheduler, *pool, weight);
+      queue.add(std::move(tasks));
     });
   }
   void joinCallers() {

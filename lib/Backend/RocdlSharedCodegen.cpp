@@ -491,6 +491,14 @@ void forgetKeptIsaOnceChecked(CutState &state) {
   }
 }
 
+/// Whether the caller is now the one to check `state`'s target from the cut
+/// or from before the limits (`early`): no verdict yet, nobody else checking
+/// it, and `state` can (it has the kept variant's ISA).
+bool claimCheckOf(const CutState &state, bool early) {
+  return !state.keptIsa.empty() &&
+         pool().claimCheck(checkKey(state.target, early));
+}
+
 /// Whether a continuation of `state` with the kept variant's own hints, from
 /// the cut or from before the first pass that reads the pressure limits
 /// (`early`), gives its ISA: once per target and point in the process,
@@ -503,7 +511,7 @@ Faithful isFaithful(CutState &state, bool early) {
   std::string key = checkKey(state.target, early);
   if (std::optional<bool> known = pool().isTargetFaithful(key))
     return *known ? Faithful::Yes : Faithful::No;
-  if (state.keptIsa.empty() || !pool().claimCheck(key))
+  if (!claimCheckOf(state, early))
     return Faithful::Pending;
   return checkContinuation(state, early) ? Faithful::Yes : Faithful::No;
 }
@@ -536,17 +544,13 @@ bool checksGoBeside() {
   return queue && queue->running > 1;
 }
 
-/// Claims the check of `state`'s target from the cut or from before the
-/// limits (`early`) and runs it on a thread of its own (in `checks`), where
-/// `state` moves and is given back to the pool after a yes; the check's key.
-/// nullopt, `state` left as it is, where the verdict is known or being made,
-/// or `state` cannot make it (no kept ISA).
-std::optional<std::string> startCheckBeside(std::unique_ptr<CutState> &state,
-                                            bool early, ChecksBeside &checks) {
+/// Runs the check of `state`'s target from the cut or from before the
+/// limits (`early`), claimed by the caller (claimCheckOf), on a thread of its
+/// own (in `checks`), which gives `state` back to the pool after a yes.
+/// Returns the check's key.
+std::string checkBeside(std::unique_ptr<CutState> state, bool early,
+                        ChecksBeside &checks) {
   std::string key = checkKey(state->target, early);
-  if (state->keptIsa.empty() || pool().isTargetFaithful(key) ||
-      !pool().claimCheck(key))
-    return std::nullopt;
   ++checksBeside;
   checks.threads.emplace_back([state = std::move(state), early, key]() mutable {
     FatalErrorsUnwindCrashRecovery fatalErrors;
@@ -605,22 +609,18 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
               ChecksBeside *checks, std::optional<std::string> &handedTo) {
   refusal = CodegenCut::Refusal::None;
   diagnosed = false;
-  handedTo =
-      checks ? startCheckBeside(state, /*early=*/false, *checks) : std::nullopt;
-  if (handedTo)
+  if (checks && claimCheckOf(*state, /*early=*/false)) {
+    handedTo = checkBeside(std::move(state), /*early=*/false, *checks);
     return std::nullopt;
+  }
   // A crash in a continuation abandons the state with the variant's frames:
   // its bytes out of the budget. Not once given back: then it is the pool's.
-  auto abandonOnUnwind = [](const CutState &state) {
-    return [bytes = state.bytes] { pool().release(bytes); };
-  };
-  std::optional<ReleaseOnUnwind> abandoned(std::in_place,
-                                           abandonOnUnwind(*state));
+  ReleaseOnUnwind abandoned([bytes = state->bytes] { pool().release(bytes); });
   // Compiled whole, the state kept for others: no verdict in time, or one
   // pending where continuations do not wait for it.
   auto unjudged = [&] {
     refusal = CodegenCut::Refusal::None;
-    abandoned->unregister();
+    abandoned.unregister();
     pool().give(std::move(state));
     return std::nullopt;
   };
@@ -642,12 +642,10 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
       probeLimits(*state, sharing))
     isa = state->cut->continueToAssembly(refusal);
   if (!isa && refusal == CodegenCut::Refusal::PressureLimits &&
-      !state->diagnosed && checks) {
-    abandoned->unregister();
-    handedTo = startCheckBeside(state, /*early=*/true, *checks);
-    if (handedTo)
-      return std::nullopt;
-    abandoned.emplace(abandonOnUnwind(*state));
+      !state->diagnosed && checks && claimCheckOf(*state, /*early=*/true)) {
+    abandoned.unregister();
+    handedTo = checkBeside(std::move(state), /*early=*/true, *checks);
+    return std::nullopt;
   }
   // Other limits than the state serves: from before the passes that read
   // them, and what they made widens the state's limits once that route is
@@ -695,7 +693,7 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
     }
   }
   forgetKeptIsaOnceChecked(*state);
-  abandoned->unregister();
+  abandoned.unregister();
   if (isa || refusal == CodegenCut::Refusal::PressureLimits)
     pool().give(std::move(state));
   return isa;

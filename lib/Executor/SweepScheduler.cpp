@@ -45,13 +45,6 @@ void SweepScheduler::Queue::wait() {
   scheduler.queues.remove(this);
 }
 
-void SweepScheduler::run(llvm::ThreadPoolInterface &pool,
-                         std::vector<std::function<void()>> tasks,
-                         uint64_t weight) {
-  Queue queue(*this, pool, weight);
-  queue.add(std::move(tasks));
-}
-
 size_t SweepScheduler::getWaitingCount() {
   std::lock_guard<std::mutex> lock(mutex);
   size_t count = 0;

@@ -66,10 +66,6 @@ public:
     std::condition_variable finished;
   };
 
-  /// Runs every task of `tasks` once on a queue of its own; returns once all
-  /// have returned.
-  void run(llvm::ThreadPoolInterface &pool,
-           std::vector<std::function<void()>> tasks, uint64_t weight);
   /// Tasks added to queues that no thread has taken yet.
   size_t getWaitingCount();
 
