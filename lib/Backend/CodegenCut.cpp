@@ -4,8 +4,11 @@
 #include "fly/Backend/CodegenCut.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/AsmParser/SlotMapping.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/CodeGen/MIRParser/MIParser.h"
 #include "llvm/CodeGen/MIRYamlMapping.h"
 #include "llvm/CodeGen/MachineConstantPool.h"
@@ -20,6 +23,7 @@
 #include "llvm/CodeGen/TargetLowering.h"
 #include "llvm/CodeGen/TargetRegisterInfo.h"
 #include "llvm/CodeGen/TargetSubtargetInfo.h"
+#include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Pass.h"
@@ -33,15 +37,78 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <functional>
 #include <utility>
 
 using namespace llvm;
 
 namespace fly {
 
+namespace {
+/// What `remap` found for `from` (null stays null); false where it found
+/// nothing.
+template <typename T>
+bool mapped(const IrRemap *remap, const T *from, const T *&to) {
+  to = from;
+  if (!remap || !from)
+    return true;
+  to = static_cast<const T *>(remap->found.lookup(from));
+  return to != nullptr;
+}
+template <typename T> bool mapped(const IrRemap *remap, T *from, T *&to) {
+  const T *constTo;
+  bool ok = mapped(remap, static_cast<const T *>(from), constTo);
+  to = const_cast<T *>(constTo);
+  return ok;
+}
+
+/// `op` for the copy: in place, or false where `remap` does not map it.
+bool remapOperand(MachineOperand &op, const IrRemap &remap,
+                  LLVMContext &context) {
+  switch (op.getType()) {
+  case MachineOperand::MO_Register:
+  case MachineOperand::MO_Immediate:
+  case MachineOperand::MO_MachineBasicBlock:
+  case MachineOperand::MO_FrameIndex:
+  case MachineOperand::MO_TargetIndex:
+  case MachineOperand::MO_ExternalSymbol:
+  case MachineOperand::MO_RegisterMask:
+  case MachineOperand::MO_IntrinsicID:
+  case MachineOperand::MO_Predicate:
+    return true;
+  case MachineOperand::MO_CImmediate:
+    op = MachineOperand::CreateCImm(
+        ConstantInt::get(context, op.getCImm()->getValue()));
+    return true;
+  case MachineOperand::MO_FPImmediate: {
+    const ConstantFP *value =
+        ConstantFP::get(context, op.getFPImm()->getValueAPF());
+    op.ChangeToFPImmediate(value, op.getTargetFlags());
+    return true;
+  }
+  case MachineOperand::MO_GlobalAddress: {
+    const GlobalValue *global;
+    if (!mapped(&remap, op.getGlobal(), global))
+      return false;
+    op.ChangeToGA(global, op.getOffset(), op.getTargetFlags());
+    return true;
+  }
+  case MachineOperand::MO_Metadata: {
+    const MDNode *node;
+    if (!mapped(&remap, op.getMetadata(), node))
+      return false;
+    op = MachineOperand::CreateMetadata(node);
+    return true;
+  }
+  default:
+    return false;
+  }
+}
+} // namespace
+
 std::unique_ptr<MachineFunction>
 copyMachineFunction(const MachineFunction &src, MCContext &ctx,
-                    PerTargetMIParsingState *freshInfo) {
+                    PerTargetMIParsingState *freshInfo, const IrRemap *remap) {
   const MachineFrameInfo &srcFrame = src.getFrameInfo();
   if (src.getJumpTableInfo() || !src.getConstantPool()->isEmpty() ||
       !src.getLandingPads().empty() || !src.getCallSitesInfo().empty() ||
@@ -57,19 +124,24 @@ copyMachineFunction(const MachineFunction &src, MCContext &ctx,
   for (unsigned i = 0, e = srcRegs.getNumVirtRegs(); i < e; ++i)
     if (!tri->getVRegFlagsOfReg(Register::index2VirtReg(i), src).empty())
       return nullptr;
-  auto dst = std::make_unique<MachineFunction>(
-      const_cast<Function &>(src.getFunction()), src.getTarget(), sti, ctx,
-      src.getFunctionNumber());
-  const TargetMachine &tm = src.getTarget();
+  const TargetMachine &tm = remap ? *remap->machine : src.getTarget();
+  Function &function =
+      remap ? *remap->function : const_cast<Function &>(src.getFunction());
+  const TargetSubtargetInfo &dstSti =
+      remap ? *tm.getSubtargetImpl(function) : sti;
+  auto dst = std::make_unique<MachineFunction>(function, tm, dstSti, ctx,
+                                               src.getFunctionNumber());
   if (freshInfo) {
     // As MachineModuleInfo makes one, before any register: the target's
     // info follows the registers created (AMDGPU sizes its per-register
     // flags so).
-    dst->initTargetMachineFunctionInfo(sti);
+    dst->initTargetMachineFunctionInfo(dstSti);
     tm.registerMachineRegisterInfoCallback(*dst);
   }
   MachineFrameInfo &dstFrame = dst->getFrameInfo();
   for (int i = 0, e = srcFrame.getObjectIndexEnd(); i < e; ++i) {
+    if (remap && srcFrame.getObjectAllocation(i))
+      return nullptr;
     int fi = dstFrame.CreateStackObject(
         srcFrame.getObjectSize(i), srcFrame.getObjectAlign(i),
         srcFrame.isSpillSlotObjectIndex(i), srcFrame.getObjectAllocation(i),
@@ -84,7 +156,10 @@ copyMachineFunction(const MachineFunction &src, MCContext &ctx,
 
   DenseMap<MachineBasicBlock *, MachineBasicBlock *> blocks;
   for (const MachineBasicBlock &b : src) {
-    MachineBasicBlock *copy = dst->CreateMachineBasicBlock(b.getBasicBlock());
+    const BasicBlock *block;
+    if (!mapped(remap, b.getBasicBlock(), block))
+      return nullptr;
+    MachineBasicBlock *copy = dst->CreateMachineBasicBlock(block);
     copy->setAlignment(b.getAlignment());
     copy->setMaxBytesForAlignment(b.getMaxBytesForAlignment());
     blocks[const_cast<MachineBasicBlock *>(&b)] = copy;
@@ -113,8 +188,11 @@ copyMachineFunction(const MachineFunction &src, MCContext &ctx,
     for (const auto &livein : b.liveins())
       copy->addLiveIn(livein);
     for (const MachineInstr &mi : b) {
+      const DILocation *location;
+      if (!mapped(remap, mi.getDebugLoc().get(), location))
+        return nullptr;
       MachineInstr *c = dst->CreateMachineInstr(
-          sti.getInstrInfo()->get(mi.getOpcode()), mi.getDebugLoc(),
+          dstSti.getInstrInfo()->get(mi.getOpcode()), DebugLoc(location),
           /*NoImplicit=*/true);
       c->setFlags(mi.getFlags());
       c->setAsmPrinterFlag(mi.getAsmPrinterFlags());
@@ -122,6 +200,8 @@ copyMachineFunction(const MachineFunction &src, MCContext &ctx,
       for (const MachineOperand &op : mi.operands()) {
         MachineOperand o(op);
         o.clearParent();
+        if (remap && !remapOperand(o, *remap, function.getContext()))
+          return nullptr;
         if (o.isMBB()) {
           o.setMBB(blocks[o.getMBB()]);
         } else if (o.isRegMask()) {
@@ -142,11 +222,29 @@ copyMachineFunction(const MachineFunction &src, MCContext &ctx,
           if (v->kind() != PseudoSourceValue::Stack)
             return nullptr;
           where.V = psv.getStack();
+        } else if (const auto *v =
+                       dyn_cast_if_present<const Value *>(where.V)) {
+          if (!mapped(remap, v, v))
+            return nullptr;
+          where.V = v;
+        }
+        AAMDNodes aa = m->getAAInfo();
+        const MDNode *ranges = m->getRanges();
+        SyncScope::ID scope = m->getSyncScopeID();
+        if (remap) {
+          for (MDNode **node : {&aa.TBAA, &aa.TBAAStruct, &aa.Scope,
+                                &aa.NoAlias, &aa.NoAliasAddrSpace})
+            if (!mapped(remap, *node, *node))
+              return nullptr;
+          if (!mapped(remap, ranges, ranges) ||
+              scope >= remap->syncScopeNames.size())
+            return nullptr;
+          scope = function.getContext().getOrInsertSyncScopeID(
+              remap->syncScopeNames[scope]);
         }
         mems.push_back(dst->getMachineMemOperand(
-            where, m->getFlags(), m->getMemoryType(), m->getBaseAlign(),
-            m->getAAInfo(), m->getRanges(), m->getSyncScopeID(),
-            m->getSuccessOrdering(), m->getFailureOrdering()));
+            where, m->getFlags(), m->getMemoryType(), m->getBaseAlign(), aa,
+            ranges, scope, m->getSuccessOrdering(), m->getFailureOrdering()));
       }
       c->setMemRefs(*dst, mems);
     }
@@ -157,7 +255,7 @@ copyMachineFunction(const MachineFunction &src, MCContext &ctx,
   dst->setDebugInstrNumberingCount(src.DebugInstrNumberingCount);
 
   if (!freshInfo) {
-    if (!dst->cloneInfoFrom(src, blocks))
+    if (remap || !dst->cloneInfoFrom(src, blocks))
       return nullptr;
     return dst;
   }
@@ -180,7 +278,7 @@ copyMachineFunction(const MachineFunction &src, MCContext &ctx,
   // What finalize-isel derives from the register budget (registers kept for
   // EXEC copies and private memory, the occupancy limit, the reserved set),
   // for the attributes of now.
-  sti.getTargetLowering()->finalizeLowering(*dst);
+  dstSti.getTargetLowering()->finalizeLowering(*dst);
   return dst;
 }
 
@@ -592,6 +690,7 @@ CodegenCut::Widening CodegenCut::widenLimits(const Trace &trace) {
     pairs.emplace_back(&k, &*other);
   }
   bool widened = false;
+  std::lock_guard<std::mutex> lock(limitsMutex);
   for (auto [keptFunction, other] : pairs) {
     Kept &k = *keptFunction;
     if (other->limits.size() != k.lowLimits.size())
@@ -616,39 +715,67 @@ CodegenCut::Widening CodegenCut::widenLimits(const Trace &trace) {
   return widened ? Widening::Widened : Widening::Unchanged;
 }
 
+struct CodegenCut::Destination {
+  TargetMachine &machine;
+  Module &module;
+  /// The kept function of each of the module's functions that has one.
+  DenseMap<const Function *, const Kept *> kept;
+  /// A copy of a kept machine function (`kept.machineFunction` or
+  /// `kept.early`) for `function` of the module.
+  function_ref<std::unique_ptr<MachineFunction>(
+      const MachineFunction &kept, const Function &function, MCContext &ctx)>
+      copy;
+};
+
 std::optional<SmallString<0>> CodegenCut::run(Point from, Point to,
                                               Refusal &refusal, Trace *trace) {
-  refusal = Refusal::None;
   if (!names && !kept.empty())
     names = std::make_unique<PerTargetMIParsingState>(
         kept.front().machineFunction->getSubtarget());
-  auto *mmi = new MachineModuleInfoWrapperPass(&machine);
+  auto copy = [&](const MachineFunction &mf, const Function &, MCContext &ctx) {
+    return copyMachineFunction(mf, ctx, names.get());
+  };
+  Destination here{machine, module, {}, copy};
+  for (const Kept &k : kept)
+    here.kept[k.function] = &k;
+  return runOn(here, from, to, refusal, trace);
+}
+
+std::optional<SmallString<0>> CodegenCut::runOn(const Destination &at,
+                                                Point from, Point to,
+                                                Refusal &refusal,
+                                                Trace *trace) const {
+  refusal = Refusal::None;
+  auto *mmi = new MachineModuleInfoWrapperPass(&at.machine);
   bool fromEarly = from == Point::Early;
   // From the cut, the pressure limits first, on copies made and dropped one
   // at a time: the pipeline is built only for a continuation that goes
   // ahead.
-  for (const Kept &k : kept) {
-    if (fromEarly || !k.hasCycle)
+  for (auto [function, k] : at.kept) {
+    if (fromEarly || !k->hasCycle)
       continue;
-    std::unique_ptr<MachineFunction> copy = copyMachineFunction(
-        *k.machineFunction, mmi->getMMI().getContext(), names.get());
+    std::unique_ptr<MachineFunction> copy =
+        at.copy(*k->machineFunction, *function, mmi->getMMI().getContext());
     std::vector<unsigned> limits;
     if (copy)
       limits = pressureLimits(*copy);
-    if (!copy || !isWithin(k.lowLimits, limits, k.highLimits)) {
+    bool within;
+    {
+      std::lock_guard<std::mutex> lock(limitsMutex);
+      within = isWithin(k->lowLimits, limits, k->highLimits);
+    }
+    if (!copy || !within) {
       delete mmi;
       refusal = copy ? Refusal::PressureLimits : Refusal::Copy;
       return std::nullopt;
     }
   }
-  DenseMap<const Function *, const MachineFunction *> byFunction;
-  for (const Kept &k : kept)
-    byFunction[k.function] =
-        fromEarly ? k.early.get() : k.machineFunction.get();
   auto source = [&](const Function &f,
                     MCContext &ctx) -> std::unique_ptr<MachineFunction> {
-    const MachineFunction *mf = byFunction.lookup(&f);
-    return mf ? copyMachineFunction(*mf, ctx, names.get()) : nullptr;
+    const Kept *k = at.kept.lookup(&f);
+    if (!k)
+      return nullptr;
+    return at.copy(fromEarly ? *k->early : *k->machineFunction, f, ctx);
   };
   auto *insert = new InsertMachineFunctions(source);
   // From the early point: what its passes made of each function with a
@@ -659,30 +786,283 @@ std::optional<SmallString<0>> CodegenCut::run(Point from, Point to,
       trace->functions.push_back(traceAtCut(mf, digests));
     return true;
   };
-  std::array<Pass *, 3> at = {nullptr, nullptr, nullptr};
-  at[static_cast<size_t>(from)] = insert;
+  std::array<Pass *, 3> points = {nullptr, nullptr, nullptr};
+  points[static_cast<size_t>(from)] = insert;
   if (fromEarly && trace)
-    at[static_cast<size_t>(Point::Cut)] = new KeepMachineFunctions(sink);
+    points[static_cast<size_t>(Point::Cut)] = new KeepMachineFunctions(sink);
   SmallString<0> assembly;
   {
     raw_svector_ostream stream(assembly);
     buffer_ostream out(stream);
-    CutPassManager passes(cutPassId, from, to, at,
+    CutPassManager passes(cutPassId, from, to, points,
                           fromEarly && trace ? &digests : nullptr);
-    if (machine.addPassesToEmitFile(passes, out, nullptr,
-                                    CodeGenFileType::AssemblyFile,
-                                    /*DisableVerify=*/true, mmi) ||
+    if (at.machine.addPassesToEmitFile(passes, out, nullptr,
+                                       CodeGenFileType::AssemblyFile,
+                                       /*DisableVerify=*/true, mmi) ||
         !passes.reachedCut()) {
       refusal = Refusal::Pipeline;
       return std::nullopt;
     }
-    passes.run(module);
+    passes.run(at.module);
     if (!insert->ok) {
       refusal = Refusal::Copy;
       return std::nullopt;
     }
   }
   return assembly;
+}
+
+namespace {
+/// Calls `visit` on the module's globals, functions, the arguments of its
+/// definitions, their blocks and instructions, in their order: a copy of the
+/// module read from its bitcode gives the same sequence.
+void forEachRoot(Module &module, function_ref<void(Value &)> visit) {
+  for (GlobalVariable &g : module.globals())
+    visit(g);
+  for (Function &f : module)
+    visit(f);
+  for (GlobalAlias &a : module.aliases())
+    visit(a);
+  for (GlobalIFunc &i : module.ifuncs())
+    visit(i);
+  for (Function &f : module) {
+    if (f.isDeclaration())
+      continue;
+    for (Argument &a : f.args())
+      visit(a);
+    for (BasicBlock &b : f) {
+      visit(b);
+      for (Instruction &i : b)
+        visit(i);
+    }
+  }
+}
+
+/// The debug location, taken as a metadata kind of its own.
+constexpr unsigned kDebugLocation = ~0u;
+} // namespace
+
+/// Where each IR entity the kept machine functions refer to lies in the
+/// module: a root (forEachRoot's numbering), then through an instruction's
+/// metadata of some kind, then a path of operands (a constant's, a node's).
+struct CodegenCut::Portable {
+  struct Place {
+    unsigned root;
+    /// Index into `kinds`, kDebugLocation, or none: a value.
+    std::optional<unsigned> kind;
+    SmallVector<unsigned, 2> path;
+    /// Value::getValueID() or Metadata::getMetadataID() of the entity.
+    unsigned id;
+  };
+  SmallString<0> bitcode;
+  std::vector<std::pair<const void *, Place>> places;
+  std::vector<std::string> kinds;
+  std::vector<std::string> syncScopeNames;
+  /// The name of each kept function, in `kept`'s order.
+  std::vector<std::string> functions;
+};
+
+bool CodegenCut::makePortable() {
+  if (portable)
+    return true;
+  // What the kept machine functions refer to: values, then metadata nodes.
+  DenseSet<const Value *> values;
+  DenseSet<const Metadata *> nodes;
+  auto note = [&](const MachineFunction &mf) {
+    for (const MachineBasicBlock &b : mf) {
+      if (const BasicBlock *block = b.getBasicBlock())
+        values.insert(block);
+      for (const MachineInstr &mi : b) {
+        if (const DILocation *location = mi.getDebugLoc().get())
+          nodes.insert(location);
+        for (const MachineOperand &op : mi.operands()) {
+          if (op.isGlobal())
+            values.insert(op.getGlobal());
+          else if (op.isMetadata())
+            nodes.insert(op.getMetadata());
+        }
+        for (const MachineMemOperand *m : mi.memoperands()) {
+          if (const auto *v =
+                  dyn_cast_if_present<const Value *>(m->getPointerInfo().V))
+            values.insert(v);
+          AAMDNodes aa = m->getAAInfo();
+          const MDNode *refs[] = {
+              aa.TBAA,    aa.TBAAStruct,       aa.Scope,
+              aa.NoAlias, aa.NoAliasAddrSpace, m->getRanges()};
+          for (const MDNode *node : refs)
+            if (node)
+              nodes.insert(node);
+        }
+      }
+    }
+  };
+  for (const Kept &k : kept) {
+    note(*k.machineFunction);
+    note(*k.early);
+  }
+  auto made = std::make_unique<Portable>();
+  DenseMap<const void *, size_t> placed;
+  auto place = [&](const void *entity, Portable::Place where) {
+    if (placed.try_emplace(entity, made->places.size()).second)
+      made->places.emplace_back(entity, std::move(where));
+  };
+  // Constants below an instruction's operands, metadata nodes below its
+  // attachments: depth first, each entity at the first path found.
+  std::function<void(const Value &, Portable::Place &)> walkConstant =
+      [&](const Value &v, Portable::Place &where) {
+        const auto *c = dyn_cast<Constant>(&v);
+        if (!c || isa<GlobalValue>(c))
+          return;
+        if (values.count(c)) {
+          where.id = c->getValueID();
+          place(c, where);
+        }
+        for (unsigned i = 0, e = c->getNumOperands(); i < e; ++i) {
+          where.path.push_back(i);
+          walkConstant(*c->getOperand(i), where);
+          where.path.pop_back();
+        }
+      };
+  DenseSet<const MDNode *> seenNodes;
+  std::function<void(const MDNode &, Portable::Place &)> walkNode =
+      [&](const MDNode &node, Portable::Place &where) {
+        if (!seenNodes.insert(&node).second)
+          return;
+        if (nodes.count(&node)) {
+          where.id = node.getMetadataID();
+          place(&node, where);
+        }
+        for (unsigned i = 0, e = node.getNumOperands(); i < e; ++i)
+          if (const auto *inner =
+                  dyn_cast_if_present<MDNode>(node.getOperand(i))) {
+            where.path.push_back(i);
+            walkNode(*inner, where);
+            where.path.pop_back();
+          }
+      };
+  SmallVector<StringRef> kindNames;
+  module.getContext().getMDKindNames(kindNames);
+  DenseMap<unsigned, unsigned> kindIndex;
+  unsigned root = 0;
+  forEachRoot(module, [&](Value &v) {
+    unsigned here = root++;
+    if (values.count(&v))
+      place(&v, {here, std::nullopt, {}, v.getValueID()});
+    auto *inst = dyn_cast<Instruction>(&v);
+    if (!inst)
+      return;
+    for (unsigned i = 0, e = inst->getNumOperands(); i < e; ++i) {
+      Portable::Place where{here, std::nullopt, {i}, 0};
+      walkConstant(*inst->getOperand(i), where);
+    }
+    SmallVector<std::pair<unsigned, MDNode *>> attached;
+    inst->getAllMetadata(attached);
+    if (const DILocation *location = inst->getDebugLoc().get())
+      attached.emplace_back(kDebugLocation, const_cast<DILocation *>(location));
+    for (auto [kind, node] : attached) {
+      unsigned index = kDebugLocation;
+      if (kind != kDebugLocation) {
+        if (kind == LLVMContext::MD_dbg)
+          continue;
+        auto [it, added] = kindIndex.try_emplace(kind, made->kinds.size());
+        if (added)
+          made->kinds.push_back(kindNames[kind].str());
+        index = it->second;
+      }
+      seenNodes.clear();
+      Portable::Place where{here, index, {}, 0};
+      walkNode(*node, where);
+    }
+  });
+  if (placed.size() != values.size() + nodes.size())
+    return false;
+  raw_svector_ostream os(made->bitcode);
+  WriteBitcodeToFile(module, os, /*ShouldPreserveUseListOrder=*/true);
+  SmallVector<StringRef> scopes;
+  module.getContext().getSyncScopeNames(scopes);
+  for (StringRef scope : scopes)
+    made->syncScopeNames.push_back(scope.str());
+  for (const Kept &k : kept)
+    made->functions.push_back(k.function->getName().str());
+  portable = std::move(made);
+  return true;
+}
+
+std::optional<SmallString<0>>
+CodegenCut::continueElsewhere(TargetMachine &there, LLVMContext &context,
+                              function_ref<bool(Module &)> setAttributes,
+                              Point from, Refusal &refusal,
+                              Trace *trace) const {
+  refusal = Refusal::Copy;
+  if (!portable || kept.empty())
+    return std::nullopt;
+  Expected<std::unique_ptr<Module>> read = parseBitcodeFile(
+      MemoryBufferRef(portable->bitcode, "codegen cut"), context);
+  if (!read) {
+    consumeError(read.takeError());
+    return std::nullopt;
+  }
+  Module &copy = **read;
+  if (!setAttributes(copy))
+    return std::nullopt;
+  std::vector<Value *> roots;
+  forEachRoot(copy, [&](Value &v) { roots.push_back(&v); });
+  IrRemap remap;
+  remap.machine = &there;
+  remap.syncScopeNames = portable->syncScopeNames;
+  std::vector<unsigned> kinds;
+  for (const std::string &kind : portable->kinds)
+    kinds.push_back(context.getMDKindID(kind));
+  for (const auto &[entity, where] : portable->places) {
+    if (where.root >= roots.size())
+      return std::nullopt;
+    Value *value = roots[where.root];
+    void *found = nullptr;
+    if (!where.kind) {
+      for (unsigned i : where.path) {
+        auto *user = dyn_cast<User>(value);
+        if (!user || i >= user->getNumOperands())
+          return std::nullopt;
+        value = user->getOperand(i);
+      }
+      if (value->getValueID() != where.id)
+        return std::nullopt;
+      found = value;
+    } else {
+      auto *inst = dyn_cast<Instruction>(value);
+      if (!inst)
+        return std::nullopt;
+      const MDNode *node = *where.kind == kDebugLocation
+                               ? inst->getDebugLoc().get()
+                               : inst->getMetadata(kinds[*where.kind]);
+      for (unsigned i : where.path) {
+        if (!node || i >= node->getNumOperands())
+          return std::nullopt;
+        node = dyn_cast_if_present<MDNode>(node->getOperand(i));
+      }
+      if (!node || node->getMetadataID() != where.id)
+        return std::nullopt;
+      found = const_cast<MDNode *>(node);
+    }
+    remap.found[entity] = found;
+  }
+  Destination elsewhere{there, copy, {}, nullptr};
+  for (auto [k, name] : llvm::zip(kept, portable->functions)) {
+    Function *f = copy.getFunction(name);
+    if (!f)
+      return std::nullopt;
+    elsewhere.kept[f] = &k;
+  }
+  const TargetSubtargetInfo *subtarget =
+      there.getSubtargetImpl(*elsewhere.kept.begin()->first);
+  PerTargetMIParsingState names(*subtarget);
+  auto copyTo = [&](const MachineFunction &mf, const Function &f,
+                    MCContext &ctx) {
+    remap.function = const_cast<Function *>(&f);
+    return copyMachineFunction(mf, ctx, &names, &remap);
+  };
+  elsewhere.copy = copyTo;
+  return runOn(elsewhere, from, Point::End, refusal, trace);
 }
 
 std::optional<SmallString<0>> CodegenCut::continueToAssembly(Refusal &refusal) {

@@ -18,6 +18,8 @@
 #ifndef FLY_BACKEND_CODEGENCUT_H
 #define FLY_BACKEND_CODEGENCUT_H
 
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/CodeGen/MachineModuleInfo.h"
@@ -25,12 +27,14 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace llvm {
 class Function;
+class LLVMContext;
 class MachineFunction;
 class MCContext;
 class Module;
@@ -40,17 +44,31 @@ struct PerTargetMIParsingState;
 
 namespace fly {
 
-/// A copy of `src` in `ctx` for the same IR function, or null where `src`
-/// holds what the copy leaves out (stack objects other than plain ones, EH,
-/// jump tables, constant pools, call-site info, target pseudo source
-/// values). With `freshInfo` (the target's register and class names), its
+/// Where a copy of a machine function goes in another module: a copy of the
+/// source's module read into another context (CodegenCut::continueElsewhere).
+/// The function and machine there, and the IR the source refers to (blocks,
+/// values, metadata nodes) as found there, by the source's pointers.
+struct IrRemap {
+  llvm::Function *function = nullptr;
+  const llvm::TargetMachine *machine = nullptr;
+  llvm::DenseMap<const void *, void *> found;
+  /// The source context's synchronisation scope names, by ID.
+  llvm::ArrayRef<std::string> syncScopeNames;
+};
+
+/// A copy of `src` in `ctx` for the same IR function (with `remap`: for
+/// its function there), or null where `src` holds what the copy leaves out
+/// (stack objects other than plain ones, EH, jump tables, constant pools,
+/// call-site info, target pseudo source values; with `remap`, IR it does not
+/// map). With `freshInfo` (the target's register and class names), its
 /// MachineFunctionInfo is built anew from the IR function's attributes and
 /// given `src`'s serialisable state (as the MIR parser does), and what
 /// finalize-isel derives from the register budget is recomputed for it
 /// (TargetLowering::finalizeLowering); else `src`'s is cloned.
 std::unique_ptr<llvm::MachineFunction>
 copyMachineFunction(const llvm::MachineFunction &src, llvm::MCContext &ctx,
-                    llvm::PerTargetMIParsingState *freshInfo);
+                    llvm::PerTargetMIParsingState *freshInfo,
+                    const IrRemap *remap = nullptr);
 
 /// The code generation of one module up to a pass, kept.
 class CodegenCut {
@@ -134,6 +152,26 @@ public:
   /// cut where none comes before it), the cut, its end.
   enum class Point { Start, Early, Cut, End };
 
+  /// Makes the cut continuable elsewhere (continueElsewhere): keeps the
+  /// module as it is now, in bitcode, and where in it lies each IR block,
+  /// value and metadata node the kept machine functions refer to. False
+  /// where one lies nowhere it can be found again, or they refer to what a
+  /// copy into another module cannot map. Call while nothing else uses the
+  /// cut or its module.
+  bool makePortable();
+  bool isPortable() const { return portable != nullptr; }
+  /// As continueToAssembly (`from` the cut) or continueFromEarly (`from`
+  /// Early, traced into `trace`), but on a copy of the module read into
+  /// `context`, first given `setAttributes` (false: refused as Copy), and
+  /// compiled by `machine`, one for the same target. Reads only what
+  /// makePortable kept and the kept machine functions, so any number of
+  /// threads may continue elsewhere at once, beside one continuing the cut
+  /// itself.
+  std::optional<llvm::SmallString<0>>
+  continueElsewhere(llvm::TargetMachine &machine, llvm::LLVMContext &context,
+                    llvm::function_ref<bool(llvm::Module &)> setAttributes,
+                    Point from, Refusal &refusal, Trace *trace) const;
+
   /// What the kept machine functions take, estimated.
   size_t getBytes() const;
   /// The least getBytes() of a cut of `module` on `machine` can be (its
@@ -143,8 +181,16 @@ public:
 
 private:
   struct Kept;
+  struct Portable;
+  /// Where the passes from `from` to `to` run: a module, its machine, the
+  /// kept machine function of each of its functions, and how one is copied.
+  struct Destination;
   std::optional<llvm::SmallString<0>> run(Point from, Point to,
                                           Refusal &refusal, Trace *trace);
+  std::optional<llvm::SmallString<0>> runOn(const Destination &destination,
+                                            Point from, Point to,
+                                            Refusal &refusal,
+                                            Trace *trace) const;
   CodegenCut(llvm::TargetMachine &machine, llvm::Module &module,
              const void *cutPassId);
 
@@ -154,6 +200,10 @@ private:
   llvm::MachineModuleInfo keeper;
   std::vector<Kept> kept;
   std::unique_ptr<llvm::PerTargetMIParsingState> names;
+  std::unique_ptr<Portable> portable;
+  /// Guards the kept functions' limits, which widenLimits changes while
+  /// other threads continue elsewhere.
+  mutable std::mutex limitsMutex;
   size_t bytes = 0;
 };
 
