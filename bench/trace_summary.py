@@ -26,6 +26,8 @@ STEPS = (
     "Read the shared optimisation", "Code generation",
     "Whole code generation, kept at the cut", "Continue from the cut",
     "Continue from before the limits", "Check a continuation",
+    "Continue elsewhere from the cut", "Continue elsewhere from before the limits",
+    "Check a continuation elsewhere", "Code generation to the cut, kept",
     "Wait for the continuation check", "Wait for a kept state",
     "Assemble and link", "ptxas",
     "fly-assemble-isa",
@@ -129,11 +131,14 @@ def summary(spans, tail):
         print("\n## Kernels\n")
         print("Tasks: its shared ISA compiles and variants (their spans name the "
               "kernel); whole: code generations compiled whole (kept at the cut "
-              "or not), continued: from another's cut; early variants: variants "
-              "that started before its last shared ISA compile ended.\n")
+              "or not), continued: from another's cut, of which elsewhere: in "
+              "the variant's own context from a state another thread may hold; "
+              "early variants: variants that started before its last shared ISA "
+              "compile ended.\n")
         print("| kernel | starts | phase 1 ends | first task starts | last task "
-              "starts | ends | tasks | whole | continued | early variants |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+              "starts | ends | tasks | whole | continued | elsewhere | early "
+              "variants |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         phase1 = {s["detail"]: s for s in spans if s["name"] == "Phase 1"}
         for k in sorted(kernels, key=lambda s: s["end"]):
             name = k["detail"].rsplit("/", 1)[-1]
@@ -142,9 +147,12 @@ def summary(spans, tail):
                    if t["name"] != "Phase 1" and t["detail"].endswith(" " + name)]
             gens = [s for s in spans if s["name"] == "Code generation"
                     and any(s["tid"] == t["tid"] and inside(s, t) for t in own)]
-            conts = [s for s in spans if s["name"].startswith("Continue from")]
+            conts = [s for s in spans if s["name"].startswith("Continue ")]
             continued = sum(any(c["tid"] == g["tid"] and inside(c, g)
                                 for c in conts) for g in gens)
+            apart = [s for s in conts if s["name"].startswith("Continue elsewhere")]
+            elsewhere = sum(any(c["tid"] == g["tid"] and inside(c, g)
+                                for c in apart) for g in gens)
             whole = len(gens) - continued
             first = ms(min(t["ts"] for t in own) - t0) if own else "-"
             last = ms(max(t["ts"] for t in own) - t0) if own else "-"
@@ -155,7 +163,7 @@ def summary(spans, tail):
             print(f"| {name} | {ms(k['ts'] - t0)} | "
                   f"{ms(p['end'] - t0) if p else '-'} | {first} | {last} | "
                   f"{ms(k['end'] - t0)} | {len(own)} | {whole} | {continued} "
-                  f"| {early} |")
+                  f"| {elsewhere} | {early} |")
 
     work = sorted((s for own in tasks.values() for s in own
                    if s["name"] != "Phase 1"), key=lambda s: s["end"])

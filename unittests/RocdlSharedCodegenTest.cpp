@@ -142,7 +142,11 @@ protected:
   ~RocdlSharedCodegenTest() override {
     unsetenv("FLY_ROCDL_CODEGEN_CUT");
     unsetenv("FLY_ROCDL_AWAIT_CHECK");
+    unsetenv("FLY_ROCDL_CONTINUE_ELSEWHERE");
   }
+  /// For the tests of a state used by one thread at a time: no variant
+  /// continues elsewhere from one in use.
+  void onlyOneThreadAState() { setenv("FLY_ROCDL_CONTINUE_ELSEWHERE", "0", 1); }
 
   /// `kernel` for `chip`, `scale` keeping each test's module (and so its
   /// shared optimisation and kept states) apart from the others' in this
@@ -314,15 +318,16 @@ protected:
 };
 
 TEST_F(RocdlSharedCodegenTest, RegisterHintsContinueOneCut) {
-  // The first variant compiles whole and keeps its cut; every other one
-  // continues it, whatever its register budget.
+  // The first variant makes a state (the shared module compiled up to the
+  // cut) and every one continues it elsewhere, the first too, whatever its
+  // register budget.
   RocdlSharedCodegenStats stats =
       compileBothWays(make(kStraightKernel, "gfx942", "202.25"),
                       "waves_per_eu=2;waves_per_eu=8;maxnreg=32;maxnreg=256;"
                       "passthrough.amdgpu-num-sgpr=24;"
                       "waves_per_eu=4,maxnreg=96");
   EXPECT_EQ(stats.cuts, 1u);
-  EXPECT_EQ(stats.continued, 5u);
+  EXPECT_EQ(stats.continued, 6u);
   EXPECT_EQ(stats.refusedModules, 0u);
   EXPECT_EQ(stats.refusedVariants, 0u);
 }
@@ -345,7 +350,7 @@ TEST_F(RocdlSharedCodegenTest, KeepsForAVariantToCome) {
                      "waves_per_eu=2;maxnreg=64", /*notStarted=*/1,
                      /*running=*/3);
   EXPECT_EQ(stats.cuts, 1u);
-  EXPECT_EQ(stats.continued, 1u);
+  EXPECT_EQ(stats.continued, 2u);
   EXPECT_EQ(stats.notKept, 0u);
 }
 
@@ -357,7 +362,7 @@ TEST_F(RocdlSharedCodegenTest, AVariantAloneKeepsForTheNextSweep) {
                      "waves_per_eu=2;maxnreg=64", /*notStarted=*/0,
                      /*running=*/0);
   EXPECT_EQ(stats.cuts, 1u);
-  EXPECT_EQ(stats.continued, 1u);
+  EXPECT_EQ(stats.continued, 2u);
   EXPECT_EQ(stats.notKept, 0u);
 }
 
@@ -366,6 +371,7 @@ TEST_F(RocdlSharedCodegenTest, LoopWithLimitsAboveTheCutsContinuesEarly) {
   // compile and of its probe (which only ever goes lower) continues from
   // before the passes that read them; what those made widens the limits the
   // cut serves, so one with the same limits continues from the cut.
+  onlyOneThreadAState();
   RocdlSharedCodegenStats stats =
       compileBothWays(make(kLoopKernel, "gfx942", "203.25"),
                       "maxnreg=24;waves_per_eu=1;waves_per_eu=1,maxnreg=512");
@@ -383,6 +389,7 @@ TEST_F(RocdlSharedCodegenTest, BudgetSweepInALoopProbesTheLimits) {
   // kept compile's limits do not cover probes the code generation up to the
   // cut under the least VGPR budget: it makes the loop as the kept compile
   // did, so every budget between the two continues.
+  onlyOneThreadAState();
   RocdlSharedCodegenStats stats =
       compileBothWays(make(kLoopKernel, "gfx942", "209.25"),
                       "maxnreg=256;maxnreg=128;maxnreg=28;maxnreg=24;"
@@ -399,12 +406,28 @@ TEST_F(RocdlSharedCodegenTest, WavesCapIsNeverKept) {
   // A continuation's occupancy is the kept compile's, lowered to its own
   // limit: a variant that caps the waves is not kept (a later one with a
   // higher cap would inherit it) but may continue another's cut.
+  onlyOneThreadAState();
   RocdlSharedCodegenStats stats =
       compileBothWays(make(kStraightKernel, "gfx942", "208.25"),
                       "passthrough.amdgpu-waves-per-eu='1,1';waves_per_eu=4;"
                       "passthrough.amdgpu-waves-per-eu='2,2';maxnreg=64");
   EXPECT_EQ(stats.cuts, 1u);
   EXPECT_EQ(stats.continued, 2u);
+  EXPECT_EQ(stats.refusedVariants, 0u);
+}
+
+TEST_F(RocdlSharedCodegenTest,
+       ElsewhereEveryBudgetContinuesFromBeforeTheLimits) {
+  // Elsewhere, continuations start before the passes that read the pressure
+  // limits, from a state made without register hints: every budget of a loop
+  // and every waves cap continues, with nothing to probe.
+  RocdlSharedCodegenStats stats =
+      compileBothWays(make(kLoopKernel, "gfx942", "221.25"),
+                      "passthrough.amdgpu-waves-per-eu='1,1';maxnreg=256;"
+                      "maxnreg=28;maxnreg=16;waves_per_eu=1,maxnreg=512");
+  EXPECT_EQ(stats.cuts, 1u);
+  EXPECT_EQ(stats.continued, 5u);
+  EXPECT_EQ(stats.probes, 0u);
   EXPECT_EQ(stats.refusedVariants, 0u);
 }
 
@@ -427,7 +450,7 @@ TEST_F(RocdlSharedCodegenTest, TightBudgetsContinue) {
       make(kStraightKernel, "gfx942", "210.25"),
       "maxnreg=16;maxnreg=32;passthrough.amdgpu-num-sgpr=16;maxnreg=64");
   EXPECT_EQ(stats.cuts, 1u);
-  EXPECT_EQ(stats.continued, 3u);
+  EXPECT_EQ(stats.continued, 4u);
 }
 
 TEST_F(RocdlSharedCodegenTest, InlineAsmIsNeverCut) {
@@ -452,10 +475,10 @@ TEST_F(RocdlSharedCodegenTest, TargetWithoutArchitectedFlatScratchIsNeverCut) {
 
 TEST_F(RocdlSharedCodegenTest, OtherHintKindsDoNotShare) {
   // An opt level or fast math is a shared optimisation of its own (or
-  // none): each compiles whole, keeping a cut only where it may serve.
+  // none): none continues another's state.
   RocdlSharedCodegenStats stats = compileBothWays(
       make(kStraightKernel, "gfx942", "207.25"), "O=1;O=3;unsafe_fp_math=1");
-  EXPECT_EQ(stats.continued, 0u);
+  EXPECT_EQ(stats.continued, stats.cuts);
 }
 
 TEST_F(RocdlSharedCodegenTest, FatalErrorWhileKeepingReleasesTheClaim) {
@@ -505,6 +528,7 @@ TEST_F(RocdlSharedCodegenTest, ContinuesWhileTheCheckRuns) {
   // second meanwhile continues too and waits for that verdict, instead of
   // compiling whole. (gfx950: no other test of this process continues on
   // it, so its check is still to make.)
+  onlyOneThreadAState();
   Counted counted = straightBesideACheck("gfx950", "216.25");
   EXPECT_EQ(counted.cuts, 2u);
   EXPECT_EQ(counted.continued, 2u);
@@ -517,6 +541,7 @@ TEST_F(RocdlSharedCodegenTest, ContinuesEarlyWhileTheCheckRuns) {
   // kept under the least budget, each taken by a variant whose limits lie
   // above theirs. (gfx942 with +sramecc: a target of its own, so its checks
   // are still to make; the first two variants make the one from the cut.)
+  onlyOneThreadAState();
   std::string gpuModule =
       make(kLoopKernel, "gfx942\", features = \"+sramecc", "217.25");
   RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
@@ -540,11 +565,76 @@ TEST_F(RocdlSharedCodegenTest, CompilesWholeWhileTheCheckRunsWhereAsked) {
   // FLY_ROCDL_AWAIT_CHECK=0: the variant that finds its target's check
   // running compiles whole instead of waiting (the same objects; a bench's
   // side-by-side). (gfx942 with +xnack: a target of its own.)
+  onlyOneThreadAState();
   setenv("FLY_ROCDL_AWAIT_CHECK", "0", 1);
   Counted counted =
       straightBesideACheck("gfx942\", features = \"+xnack", "218.25");
   EXPECT_EQ(counted.continued, 1u);
   EXPECT_EQ(counted.awaitedChecks, 0u);
+}
+
+/// Counts what a variant lends to its executor while it waits, and says
+/// "lent" when it does.
+class CountingLender : public ThreadLender {
+public:
+  explicit CountingLender(Signals &signals) : signals(signals) {}
+  void lend() override {
+    ++lent;
+    signals.raise("lent");
+  }
+  void reclaim() override { ++reclaimed; }
+  std::atomic<int> lent{0}, reclaimed{0};
+
+private:
+  Signals &signals;
+};
+
+TEST_F(RocdlSharedCodegenTest,
+       VariantsWaitForTheStateBeingMadeLendingTheirThread) {
+  // A variant that finds the state of its module being made waits for it,
+  // lending its thread to its executor meanwhile, and continues from it;
+  // the one making it continues too, so both share one code generation up
+  // to the cut, at once. (gfx950 with +xnack: a target of its own, so its
+  // check elsewhere is made here, its whole compile first on this thread.)
+  std::string gpuModule =
+      make(kStraightKernel, "gfx950\", features = \"+xnack", "220.25");
+  Signals signals;
+  std::atomic<bool> held{false};
+  setRocdlSharedCodegenTestHooks({{}, {}, [&] {
+                                    if (held.exchange(true))
+                                      return;
+                                    signals.raise("making");
+                                    signals.await({"waiting"});
+                                  }});
+  CountingLender lender(signals);
+  RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
+  std::vector<std::string> isa(2);
+  std::thread maker(
+      [&] { isa[0] = compileAsVariant(gpuModule, "maxnreg=200"); });
+  signals.await({"making"});
+  std::thread waiter([&] {
+    MLIRContext own(registry, MLIRContext::Threading::DISABLED);
+    own.loadAllAvailableDialects();
+    VariantQueue queue(4);
+    queue.lender = &lender;
+    ScopedVariantQueue started(queue);
+    OwningOpRef<ModuleOp> source =
+        makeHintedCopies(own, gpuModule, "maxnreg=96");
+    std::vector<std::string> one = compileToIsa(*source);
+    isa[1] = one.size() == 1 ? one.front() : "";
+  });
+  // The waiter lends its thread once it waits: then the maker goes on.
+  signals.await({"lent"});
+  EXPECT_EQ(lender.lent, 1);
+  signals.raise("waiting");
+  maker.join();
+  waiter.join();
+  setRocdlSharedCodegenTestHooks({});
+  RocdlSharedCodegenStats after = getRocdlSharedCodegenStats();
+  EXPECT_EQ(lender.reclaimed, 1);
+  EXPECT_EQ(after.cuts - before.cuts, 1u);
+  EXPECT_EQ(after.continuedElsewhere - before.continuedElsewhere, 2u);
+  expectWhole(gpuModule, "maxnreg=200;maxnreg=96", isa);
 }
 
 TEST(CompileObservedTest, OptionsThatWatchLlvmByName) {
@@ -573,6 +663,7 @@ TEST_F(RocdlSharedCodegenTest, ChecksOnAThreadOfTheirOwnBesideOtherVariants) {
   // the state to a thread of its own and waits for a state to be given back:
   // that one, after the yes, which it continues; so does the next variant.
   // (gfx942 with +sramecc,+xnack: a target of its own.)
+  onlyOneThreadAState();
   std::string gpuModule =
       make(kStraightKernel, "gfx942\", features = \"+sramecc,+xnack", "219.25");
   std::mutex mutex;

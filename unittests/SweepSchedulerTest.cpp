@@ -212,3 +212,22 @@ TEST_F(SweepSchedulerTest, TasksAddedLaterQueueBehindTheWaitingOnes) {
   }
   EXPECT_EQ(started, (std::vector<std::string>{"isa-1", "isa-2", "variant-1"}));
 }
+
+TEST_F(SweepSchedulerTest, ALentThreadsPlaceRunsTheNextTask) {
+  // One thread: a task that waits for another's work lends its place, and
+  // the next task runs meanwhile (on a helper); without it, the two would
+  // wait for each other. Reclaimed, no helper takes a task beyond it.
+  makePool(1);
+  {
+    SweepScheduler::Queue queue(scheduler, *pool, /*weight=*/0);
+    queue.add({[&] {
+                 logged("waiter")();
+                 scheduler.lend();
+                 ASSERT_TRUE(waitForStarted(2));
+                 release("other");
+                 scheduler.reclaim();
+               },
+               held("other"), logged("after")});
+  }
+  EXPECT_EQ(started, (std::vector<std::string>{"waiter", "other", "after"}));
+}

@@ -595,7 +595,7 @@ size_t CodegenCut::estimateLeastBytes(const TargetMachine &machine,
 
 CodegenCut::Whole CodegenCut::compileKeeping(TargetMachine &machine,
                                              Module &module, StringRef cutPass,
-                                             size_t maxBytes) {
+                                             size_t maxBytes, bool toAssembly) {
   Whole whole;
   const PassInfo *info = PassRegistry::getPassRegistry()->getPassInfo(cutPass);
   if (!info)
@@ -646,7 +646,8 @@ CodegenCut::Whole CodegenCut::compileKeeping(TargetMachine &machine,
   {
     raw_svector_ostream stream(assembly);
     buffer_ostream out(stream);
-    CutPassManager passes(cut->cutPassId, Point::Start, Point::End,
+    CutPassManager passes(cut->cutPassId, Point::Start,
+                          toAssembly ? Point::End : Point::Cut,
                           {nullptr, keepEarly, keepCut}, &digests);
     if (machine.addPassesToEmitFile(passes, out, nullptr,
                                     CodeGenFileType::AssemblyFile)) {
@@ -662,7 +663,8 @@ CodegenCut::Whole CodegenCut::compileKeeping(TargetMachine &machine,
     else if (tooBig)
       whole.error = "the machine functions would take more memory than given";
   }
-  whole.assembly = std::move(assembly);
+  if (toAssembly)
+    whole.assembly = std::move(assembly);
   if (whole.error.empty())
     whole.cut = std::move(cut);
   return whole;
@@ -855,6 +857,7 @@ struct CodegenCut::Portable {
     unsigned id;
   };
   SmallString<0> bitcode;
+  std::string identifier;
   std::vector<std::pair<const void *, Place>> places;
   std::vector<std::string> kinds;
   std::vector<std::string> syncScopeNames;
@@ -976,8 +979,13 @@ bool CodegenCut::makePortable() {
   });
   if (placed.size() != values.size() + nodes.size())
     return false;
-  raw_svector_ostream os(made->bitcode);
-  WriteBitcodeToFile(module, os, /*ShouldPreserveUseListOrder=*/true);
+  {
+    // No symbol table: it would parse module asm, and nothing links this.
+    BitcodeWriter writer(made->bitcode);
+    writer.writeModule(module, /*ShouldPreserveUseListOrder=*/true);
+    writer.writeStrtab();
+  }
+  made->identifier = module.getModuleIdentifier();
   SmallVector<StringRef> scopes;
   module.getContext().getSyncScopeNames(scopes);
   for (StringRef scope : scopes)
@@ -997,7 +1005,7 @@ CodegenCut::continueElsewhere(TargetMachine &there, LLVMContext &context,
   if (!portable || kept.empty())
     return std::nullopt;
   Expected<std::unique_ptr<Module>> read = parseBitcodeFile(
-      MemoryBufferRef(portable->bitcode, "codegen cut"), context);
+      MemoryBufferRef(portable->bitcode, portable->identifier), context);
   if (!read) {
     consumeError(read.takeError());
     return std::nullopt;

@@ -11,12 +11,14 @@
 #include "fly/Support/TimeTrace.h"
 
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/DiagnosticHandler.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Support/CrashRecoveryContext.h"
@@ -126,6 +128,10 @@ struct CutState {
   std::string target;
   std::vector<RocdlRegisterHint> keptHints;
   llvm::SmallString<0> keptIsa;
+  /// What lends a machine for a check elsewhere (lendTargetMachine), and
+  /// the opt level it compiles at (the shared module's).
+  std::string triple, chip, features;
+  llvm::CodeGenOptLevel optLevel = llvm::CodeGenOptLevel::Default;
 
   /// The machine back to its pool once the machine functions are gone.
   ~CutState();
@@ -178,7 +184,7 @@ class StatePool {
 public:
   /// An idle state of `optimized` other than those in `tried`, one kept
   /// unhinted first, else the most recently used.
-  std::unique_ptr<CutState> take(const RocdlOptimizedModule *optimized,
+  std::shared_ptr<CutState> take(const RocdlOptimizedModule *optimized,
                                  llvm::ArrayRef<const CutState *> tried,
                                  bool &refused) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -189,12 +195,12 @@ public:
   /// yes); nullptr once that check ended without one to take (it said no,
   /// or another variant took its state), the module is refused, or after
   /// kVerdictWait.
-  std::unique_ptr<CutState> takeOnceIdle(const RocdlOptimizedModule *optimized,
+  std::shared_ptr<CutState> takeOnceIdle(const RocdlOptimizedModule *optimized,
                                          llvm::ArrayRef<const CutState *> tried,
                                          const std::string &checkKey,
                                          bool &refused) {
     std::unique_lock<std::mutex> lock(mutex);
-    std::unique_ptr<CutState> state;
+    std::shared_ptr<CutState> state;
     changed.wait_for(lock, kVerdictWait, [&] {
       state = takeLocked(optimized, tried, refused);
       return state || refused || checksEnded.count(checkKey);
@@ -210,8 +216,8 @@ public:
     }
     changed.notify_all();
   }
-  void give(std::unique_ptr<CutState> state) {
-    std::unique_ptr<CutState> evicted;
+  void give(std::shared_ptr<CutState> state) {
+    std::shared_ptr<CutState> evicted;
     {
       std::lock_guard<std::mutex> lock(mutex);
       idle.push_front(std::move(state));
@@ -227,21 +233,22 @@ public:
   void widenIdle(const RocdlOptimizedModule *optimized,
                  const CodegenCut::Trace &trace) {
     std::lock_guard<std::mutex> lock(mutex);
-    for (std::unique_ptr<CutState> &state : idle)
+    for (std::shared_ptr<CutState> &state : idle)
       if (state->optimized.get() == optimized)
         state->cut->widenLimits(trace);
   }
   /// Counts `bytes` more in the budget, idle states out (least recently
   /// used first) as needed; false where it does not fit even then.
   bool reserve(size_t bytes) {
-    std::vector<std::unique_ptr<CutState>> evicted;
+    std::vector<std::shared_ptr<CutState>> evicted;
     std::lock_guard<std::mutex> lock(mutex);
-    while (liveBytes + bytes > kMaxKeptBytes && !idle.empty()) {
-      liveBytes -= idle.back()->bytes;
-      idle.back()->bytes = 0;
-      evicted.push_back(std::move(idle.back()));
-      idle.pop_back();
-    }
+    for (auto *states : {&idle, &portable})
+      while (liveBytes + bytes > kMaxKeptBytes && !states->empty()) {
+        liveBytes -= states->back()->bytes;
+        states->back()->bytes = 0;
+        evicted.push_back(std::move(states->back()));
+        states->pop_back();
+      }
     if (liveBytes + bytes > kMaxKeptBytes)
       return false;
     liveBytes += bytes;
@@ -292,8 +299,18 @@ public:
   /// alone (a caller's loop of one-variant sweeps continues from it in its
   /// next sweep). Where true, counted as keeping until keepDone.
   bool claimKeep(const RocdlOptimizedModule *optimized,
-                 std::optional<VariantQueueCounts> queue) {
+                 std::optional<VariantQueueCounts> queue,
+                 bool oneIsEnough = false) {
     std::lock_guard<std::mutex> lock(mutex);
+    // Continued elsewhere, one state serves every variant of its module.
+    if (oneIsEnough) {
+      if (keeping.count(optimized) || takePortableLocked(optimized))
+        return false;
+      bool worth = !queue || queue->notStarted > 0 || queue->running <= 1;
+      if (worth)
+        ++keeping[optimized];
+      return worth;
+    }
     auto inFlight = keeping.find(optimized);
     size_t states = (inFlight == keeping.end() ? 0 : inFlight->second) +
                     llvm::count_if(idle, [&](const auto &state) {
@@ -306,11 +323,88 @@ public:
     return worth;
   }
   void keepDone(const RocdlOptimizedModule *optimized) {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = keeping.find(optimized);
-    if (it != keeping.end() && --it->second == 0)
-      keeping.erase(it);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = keeping.find(optimized);
+      if (it != keeping.end() && --it->second == 0)
+        keeping.erase(it);
+    }
+    changed.notify_all();
   }
+  /// A state continuable elsewhere (CodegenCut::makePortable): served to
+  /// any number of threads at once by takePortable, idle or not.
+  void addPortable(const std::shared_ptr<CutState> &state) {
+    std::shared_ptr<CutState> evicted;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      portable.push_front(state);
+      if (portable.size() > maxIdle()) {
+        evicted = std::move(portable.back());
+        portable.pop_back();
+      }
+    }
+    changed.notify_all();
+  }
+  /// Whether a state of `optimized` is being made (claimKeep).
+  bool isKeeping(const RocdlOptimizedModule *optimized) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return keeping.count(optimized) != 0;
+  }
+  bool isRefused(const RocdlOptimizedModule *optimized) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return isRefusedLocked(optimized);
+  }
+  /// takePortable, waiting while a state of `optimized` is being made
+  /// (lending the calling thread to its sweep meanwhile, LentThread): null
+  /// once none is made after all, or after kVerdictWait.
+  std::shared_ptr<CutState>
+  takePortableOnceMade(const RocdlOptimizedModule *optimized) {
+    LentThread lent;
+    std::unique_lock<std::mutex> lock(mutex);
+    std::shared_ptr<CutState> state;
+    changed.wait_for(lock, kVerdictWait, [&] {
+      state = takePortableLocked(optimized);
+      return state || !keeping.count(optimized) || isRefusedLocked(optimized);
+    });
+    return state;
+  }
+  /// A state whose variant crashed while it held it is not served again.
+  void forgetPortable(const CutState *state) {
+    std::shared_ptr<CutState> forgotten;
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto it = portable.begin(); it != portable.end(); ++it)
+      if (it->get() == state) {
+        // Released once the lock is: its bytes are out of the budget.
+        forgotten = std::move(*it);
+        forgotten->bytes = 0;
+        portable.erase(it);
+        break;
+      }
+  }
+  /// The most recently kept portable state of `optimized`; null where none
+  /// is, or the module is refused.
+  std::shared_ptr<CutState>
+  takePortable(const RocdlOptimizedModule *optimized) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return takePortableLocked(optimized);
+  }
+
+private:
+  bool isRefusedLocked(const RocdlOptimizedModule *optimized) {
+    return llvm::any_of(refusedModules,
+                        [&](const auto &m) { return m.get() == optimized; });
+  }
+  std::shared_ptr<CutState>
+  takePortableLocked(const RocdlOptimizedModule *optimized) {
+    if (isRefusedLocked(optimized))
+      return nullptr;
+    for (const std::shared_ptr<CutState> &state : portable)
+      if (state->optimized.get() == optimized)
+        return state;
+    return nullptr;
+  }
+
+public:
   void refuse(std::shared_ptr<const RocdlOptimizedModule> optimized) {
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -323,7 +417,7 @@ public:
 
 private:
   /// take() under the lock.
-  std::unique_ptr<CutState> takeLocked(const RocdlOptimizedModule *optimized,
+  std::shared_ptr<CutState> takeLocked(const RocdlOptimizedModule *optimized,
                                        llvm::ArrayRef<const CutState *> tried,
                                        bool &refused) {
     refused = llvm::any_of(refusedModules,
@@ -336,7 +430,7 @@ private:
         it = s;
     if (it == idle.end())
       return nullptr;
-    std::unique_ptr<CutState> state = std::move(*it);
+    std::shared_ptr<CutState> state = std::move(*it);
     idle.erase(it);
     return state;
   }
@@ -346,7 +440,9 @@ private:
   static constexpr size_t kMaxRefused = 16;
   static constexpr std::chrono::seconds kVerdictWait{60};
   std::mutex mutex;
-  std::list<std::unique_ptr<CutState>> idle;
+  std::list<std::shared_ptr<CutState>> idle;
+  /// The most recently kept first.
+  std::list<std::shared_ptr<CutState>> portable;
   std::deque<std::shared_ptr<const RocdlOptimizedModule>> refusedModules;
   std::map<std::string, bool> faithful;
   /// A verdict set, a state given back or a module refused.
@@ -373,7 +469,7 @@ CutState::~CutState() {
 
 std::atomic<uint64_t> cuts{0}, continued{0}, refusedModules{0},
     refusedVariants{0}, probes{0}, widenedProbes{0}, continuedEarly{0},
-    notKept{0}, awaitedChecks{0}, checksBeside{0};
+    notKept{0}, awaitedChecks{0}, checksBeside{0}, continuedElsewhere{0};
 
 RocdlSharedCodegenTestHooks &getTestHooks() {
   static RocdlSharedCodegenTestHooks hooks;
@@ -548,7 +644,7 @@ bool checksGoBeside() {
 /// limits (`early`), claimed by the caller (claimCheckOf), on a thread of its
 /// own (in `checks`), which gives `state` back to the pool after a yes.
 /// Returns the check's key.
-std::string checkBeside(std::unique_ptr<CutState> state, bool early,
+std::string checkBeside(std::shared_ptr<CutState> state, bool early,
                         ChecksBeside &checks) {
   std::string key = checkKey(state->target, early);
   ++checksBeside;
@@ -563,7 +659,8 @@ std::string checkBeside(std::unique_ptr<CutState> state, bool early,
     if (!crc.RunSafely([&] { faithful = checkContinuation(*state, early); })) {
       // Abandoned, as a crashed continuation's state: out of the budget.
       pool().release(state->bytes);
-      (void)state.release();
+      pool().forgetPortable(state.get());
+      (void)new std::shared_ptr<CutState>(std::move(state));
     } else if (!faithful) {
       pool().refuse(state->optimized);
     } else {
@@ -604,7 +701,7 @@ std::optional<bool> standsOnVerdict(const CutState &state, bool early,
 /// of its target this variant is the first to need goes there with `state`
 /// (nullopt, `handedTo` the check's key): the caller takes another state.
 std::optional<llvm::SmallString<0>>
-continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
+continueState(std::shared_ptr<CutState> state, const RocdlSharing &sharing,
               CodegenCut::Refusal &refusal, bool &diagnosed,
               ChecksBeside *checks, std::optional<std::string> &handedTo) {
   refusal = CodegenCut::Refusal::None;
@@ -615,7 +712,10 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
   }
   // A crash in a continuation abandons the state with the variant's frames:
   // its bytes out of the budget. Not once given back: then it is the pool's.
-  ReleaseOnUnwind abandoned([bytes = state->bytes] { pool().release(bytes); });
+  ReleaseOnUnwind abandoned([bytes = state->bytes, at = state.get()] {
+    pool().release(bytes);
+    pool().forgetPortable(at);
+  });
   // Compiled whole, the state kept for others: no verdict in time, or one
   // pending where continuations do not wait for it.
   auto unjudged = [&] {
@@ -698,14 +798,311 @@ continueState(std::unique_ptr<CutState> state, const RocdlSharing &sharing,
     pool().give(std::move(state));
   return isa;
 }
+/// Whether variants continue elsewhere (FLY_ROCDL_CONTINUE_ELSEWHERE, on by
+/// default): each in its own context, on a copy of a state's module
+/// (CodegenCut::continueElsewhere), so one state serves any number of
+/// threads at once; else a state serves one thread at a time.
+bool continuesElsewhere() {
+  return getEnvFlag("FLY_ROCDL_CONTINUE_ELSEWHERE").value_or(true);
+}
+
+/// What the verdict on continuations elsewhere on a target is recorded as.
+std::string elsewhereKey(const std::string &target) {
+  return target + "\nelsewhere";
+}
+
+/// The shared module of `sharing` read into `context` (named `identifier`,
+/// as the variant's), with `hints`; null where it cannot be.
+std::unique_ptr<llvm::Module>
+readShared(const RocdlSharing &sharing, llvm::LLVMContext &context,
+           StringRef identifier, const std::vector<RocdlRegisterHint> &hints) {
+  const llvm::SmallVector<char, 0> &bitcode = sharing.optimized->bitcode;
+  llvm::Expected<std::unique_ptr<llvm::Module>> module = llvm::parseBitcodeFile(
+      llvm::MemoryBufferRef(StringRef(bitcode.data(), bitcode.size()),
+                            identifier),
+      context);
+  if (!module) {
+    llvm::consumeError(module.takeError());
+    return nullptr;
+  }
+  if (!setHints(**module, hints))
+    return nullptr;
+  return std::move(*module);
+}
+
+/// `state` continued elsewhere, from before the passes that read the
+/// pressure limits (so under any limits): in `context` on `machine`, with
+/// `hints`; nullopt where refused or LLVM said anything worse than a remark
+/// (compiled whole then, its words reaching the caller there).
+std::optional<llvm::SmallString<0>>
+runElsewhere(const CutState &state, llvm::LLVMContext &context,
+             llvm::TargetMachine &machine,
+             const std::vector<RocdlRegisterHint> &hints) {
+  bool diagnosed = false;
+  std::unique_ptr<llvm::DiagnosticHandler> callers =
+      context.getDiagnosticHandler();
+  context.setDiagnosticHandler(std::make_unique<DiagnosticsSeen>(diagnosed));
+  llvm::scope_exit restore(
+      [&] { context.setDiagnosticHandler(std::move(callers)); });
+  llvm::TimeTraceScope span("Continue elsewhere from before the limits");
+  CodegenCut::Refusal refusal;
+  std::optional<llvm::SmallString<0>> isa = state.cut->continueElsewhere(
+      machine, context,
+      [&](llvm::Module &copy) { return setHints(copy, hints); },
+      CodegenCut::Point::Early, refusal, /*trace=*/nullptr);
+  if (diagnosed)
+    return std::nullopt;
+  return isa;
+}
+
+/// The ISA of `module` compiled whole on `machine`, as the caller's plain
+/// code generation makes it; nullopt where LLVM said anything worse than a
+/// remark.
+std::optional<llvm::SmallString<0>> compileWhole(llvm::Module &module,
+                                                 llvm::TargetMachine &machine) {
+  bool diagnosed = false;
+  module.getContext().setDiagnosticHandler(
+      std::make_unique<DiagnosticsSeen>(diagnosed));
+  llvm::SmallString<0> isa;
+  {
+    llvm::raw_svector_ostream stream(isa);
+    llvm::buffer_ostream out(stream);
+    llvm::legacy::PassManager passes;
+    if (machine.addPassesToEmitFile(passes, out, nullptr,
+                                    llvm::CodeGenFileType::AssemblyFile))
+      return std::nullopt;
+    passes.run(module);
+  }
+  if (diagnosed)
+    return std::nullopt;
+  return isa;
+}
+
+/// The check of continuations elsewhere on a target, made with the first
+/// state kept on it in the process: a whole compile of its keeper's
+/// variant (the reference, on a thread of its own beside the keeper, or
+/// first) and that variant continued elsewhere (the candidate); whichever
+/// comes second gives the verdict, yes where both are there and equal.
+class ReferenceCheck {
+public:
+  explicit ReferenceCheck(std::string key) : key(std::move(key)) {}
+  void offer(bool isReference, std::optional<llvm::SmallString<0>> isa) {
+    std::lock_guard<std::mutex> lock(mutex);
+    (isReference ? reference : candidate) = std::move(isa);
+    if (!reference || !candidate || decided)
+      return;
+    decided = true;
+    pool().setTargetFaithful(key, *reference && *candidate &&
+                                      **reference == **candidate);
+  }
+
+private:
+  std::mutex mutex;
+  std::string key;
+  /// Outer: offered; inner: nullopt where it failed or crashed.
+  std::optional<std::optional<llvm::SmallString<0>>> reference, candidate;
+  bool decided = false;
+};
+
+/// The reference of `check`: `sharing`'s variant (`hints`) compiled whole
+/// in a context and on a machine of its own. A crash offers none.
+void offerReference(const std::shared_ptr<ReferenceCheck> &check,
+                    const RocdlSharing &sharing, const CutState &state,
+                    const std::string &identifier,
+                    const std::vector<RocdlRegisterHint> &hints) {
+  std::optional<llvm::SmallString<0>> isa;
+  llvm::CrashRecoveryContext crc;
+  bool ran = crc.RunSafely([&] {
+    llvm::TimeTraceScope span("Check a continuation elsewhere",
+                              "the whole compile");
+    LentTargetMachine machine =
+        lendTargetMachine(state.triple, state.chip, state.features);
+    if (machine)
+      machine.get()->setOptLevel(state.optLevel);
+    llvm::LLVMContext context;
+    std::unique_ptr<llvm::Module> module =
+        machine ? readShared(sharing, context, identifier, hints) : nullptr;
+    if (!module)
+      return;
+    isa = compileWhole(*module, *machine.get());
+    if (isa)
+      machine.keep();
+  });
+  check->offer(/*isReference=*/true, ran ? std::move(isa) : std::nullopt);
+}
+
+/// The ISA of `sharing`'s variant continued elsewhere from `state` (in
+/// `context`, on `machine`), once the verdict on continuations elsewhere on
+/// its target is yes; nullopt where refused or the verdict is no (compiled
+/// whole then). With `check`, the variant's ISA is its candidate.
+std::optional<llvm::SmallString<0>>
+continueElsewhereFrom(const CutState &state, const RocdlSharing &sharing,
+                      llvm::LLVMContext &context, llvm::TargetMachine &machine,
+                      const std::shared_ptr<ReferenceCheck> &check) {
+  std::string key = elsewhereKey(state.target);
+  std::optional<bool> known = pool().isTargetFaithful(key);
+  if (known && !*known)
+    return std::nullopt;
+  // A crash here offers no candidate: the check says no.
+  ReleaseOnUnwind crashed([check] {
+    if (check)
+      check->offer(/*isReference=*/false, std::nullopt);
+  });
+  std::optional<llvm::SmallString<0>> isa =
+      runElsewhere(state, context, machine, sharing.hints);
+  crashed.unregister();
+  if (check)
+    check->offer(/*isReference=*/false, isa);
+  if (!isa)
+    return std::nullopt;
+  if (!known)
+    known = pool().isTargetFaithful(key);
+  if (!known) {
+    ++awaitedChecks;
+    llvm::TimeTraceScope span("Wait for the continuation check");
+    known = pool().awaitTargetFaithful(key);
+  }
+  return known && *known ? std::move(isa) : std::nullopt;
+}
+
+/// A portable state of `sharing`'s shared module for its variant made here,
+/// where none is and none is being made: a copy of the shared module without
+/// register hints, in a context and on a machine of its own, compiled up to
+/// the cut (variants of the module that start meanwhile wait for it). Its
+/// target's check elsewhere, where none was made, is claimed with it (the
+/// reference then starts beside the variant, in `checks`, or here first).
+/// Null where the module cannot be kept (refused then).
+std::shared_ptr<CutState> makeState(const RocdlSharing &sharing,
+                                    const llvm::Module &variant,
+                                    LentTargetMachine &machine,
+                                    ChecksBeside *checks,
+                                    std::shared_ptr<ReferenceCheck> &check) {
+  if (const std::function<void()> &hook = getTestHooks().makingState)
+    hook();
+  llvm::TimeTraceScope span("Code generation to the cut, kept");
+  auto state = std::make_shared<CutState>();
+  llvm::TargetMachine &tm = *machine.get();
+  state->optimized = sharing.optimized;
+  state->unhinted = true;
+  state->target = machine.getKey();
+  state->triple = tm.getTargetTriple().str();
+  state->chip = tm.getTargetCPU().str();
+  state->features = tm.getTargetFeatureString().str();
+  state->optLevel = tm.getOptLevel();
+  state->context = std::make_unique<llvm::LLVMContext>();
+  state->context->setDiagnosticHandler(
+      std::make_unique<DiagnosticsSeen>(state->diagnosed));
+  state->module =
+      readShared(sharing, *state->context, variant.getModuleIdentifier(), {});
+  LentTargetMachine own =
+      lendTargetMachine(state->triple, state->chip, state->features);
+  if (!state->module || !own)
+    return nullptr;
+  own.get()->setOptLevel(state->optLevel);
+  state->machine.emplace(std::move(own));
+  CodegenCut::Whole cut =
+      CodegenCut::compileKeeping(*state->machine->get(), *state->module,
+                                 kCutPass, kMaxKeptBytes, /*toAssembly=*/false);
+  size_t bytes = cut.cut ? cut.cut->getBytes() : 0;
+  if (!cut.cut || state->diagnosed || !cut.cut->makePortable() ||
+      !pool().reserve(bytes)) {
+    pool().refuse(sharing.optimized);
+    return nullptr;
+  }
+  state->bytes = bytes;
+  state->cut = std::move(cut.cut);
+  ++cuts;
+  std::string key = elsewhereKey(state->target);
+  if (!pool().isTargetFaithful(key) && pool().claimCheck(key)) {
+    check = std::make_shared<ReferenceCheck>(key);
+    std::string identifier = variant.getModuleIdentifier();
+    if (checks) {
+      ++checksBeside;
+      checks->threads.emplace_back([check, sharing, state, identifier] {
+        FatalErrorsUnwindCrashRecovery fatalErrors;
+        TimeTraceThreadScope threadTrace;
+        llvm::TimeTraceScope task("Continuation check",
+                                  "elsewhere, the whole compile");
+        offerReference(check, sharing, *state, identifier, sharing.hints);
+      });
+    } else {
+      offerReference(check, sharing, *state, identifier, sharing.hints);
+    }
+  }
+  pool().addPortable(state);
+  return state;
+}
+
+/// codegenSharingRocdl where variants continue elsewhere.
+std::optional<RocdlSharedIsa> codegenElsewhere(const RocdlSharing &sharing,
+                                               llvm::LLVMContext &context,
+                                               const llvm::Module &module,
+                                               LentTargetMachine &machine,
+                                               ChecksBeside *checks) {
+  const RocdlOptimizedModule *optimized = sharing.optimized.get();
+  // A target where continuing elsewhere was found not to give the whole
+  // compile's ISA makes no more states.
+  std::optional<bool> faithful =
+      pool().isTargetFaithful(elsewhereKey(machine.getKey()));
+  if (faithful && !*faithful) {
+    ++refusedVariants;
+    return std::nullopt;
+  }
+  std::shared_ptr<CutState> state = pool().takePortable(optimized);
+  // One being made: wait for it, lending this thread meanwhile.
+  if (!state && pool().isKeeping(optimized)) {
+    llvm::TimeTraceScope span("Wait for a kept state");
+    state = pool().takePortableOnceMade(optimized);
+  }
+  std::shared_ptr<ReferenceCheck> check;
+  if (!state) {
+    if (pool().isRefused(optimized)) {
+      ++refusedModules;
+      return std::nullopt;
+    }
+    if (!isCuttable(module, *machine.get()) ||
+        CodegenCut::estimateLeastBytes(*machine.get(), module) >
+            kMaxKeptBytes) {
+      pool().refuse(sharing.optimized);
+      ++refusedModules;
+      return std::nullopt;
+    }
+    if (!pool().claimKeep(optimized, getCurrentVariantQueue(),
+                          /*oneIsEnough=*/true)) {
+      ++notKept;
+      return std::nullopt;
+    }
+    llvm::scope_exit claimed([&] { pool().keepDone(optimized); });
+    ReleaseOnUnwind claimedOnUnwind(
+        [optimized] { pool().keepDone(optimized); });
+    state = makeState(sharing, module, machine, checks, check);
+  }
+  if (!state)
+    return std::nullopt;
+  std::optional<llvm::SmallString<0>> isa =
+      continueElsewhereFrom(*state, sharing, context, *machine.get(), check);
+  if (!isa) {
+    ++refusedVariants;
+    return std::nullopt;
+  }
+  ++continued;
+  ++continuedElsewhere;
+  return RocdlSharedIsa{std::move(*isa), /*continued=*/true};
+}
 } // namespace
 
 RocdlSharedCodegenStats getRocdlSharedCodegenStats() {
-  return {cuts.load(),           continued.load(),
-          refusedModules.load(), refusedVariants.load(),
-          probes.load(),         widenedProbes.load(),
-          continuedEarly.load(), notKept.load(),
-          awaitedChecks.load(),  checksBeside.load()};
+  return {cuts.load(),
+          continued.load(),
+          refusedModules.load(),
+          refusedVariants.load(),
+          probes.load(),
+          widenedProbes.load(),
+          continuedEarly.load(),
+          notKept.load(),
+          awaitedChecks.load(),
+          checksBeside.load(),
+          continuedElsewhere.load()};
 }
 
 void setRocdlSharedCodegenTestHooks(RocdlSharedCodegenTestHooks hooks) {
@@ -735,6 +1132,8 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   // Joined before this variant returns, whatever it returns.
   ChecksBeside checks;
   ChecksBeside *beside = checksGoBeside() ? &checks : nullptr;
+  if (continuesElsewhere())
+    return codegenElsewhere(sharing, *context, *module, *machine, beside);
   // Each idle state once, until one has this variant's pressure limits.
   bool refused = false;
   llvm::SmallVector<const CutState *> tried;
@@ -743,7 +1142,7 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   // rather than compile whole.
   std::optional<std::string> handedCheck;
   for (;;) {
-    std::unique_ptr<CutState> state =
+    std::shared_ptr<CutState> state =
         pool().take(sharing.optimized.get(), tried, refused);
     if (!state && handedCheck) {
       llvm::TimeTraceScope span("Wait for a kept state");
@@ -837,10 +1236,14 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   if (!pool().reserve(bytes))
     return result;
   giveBack.release();
-  auto state = std::make_unique<CutState>();
+  auto state = std::make_shared<CutState>();
   state->optimized = sharing.optimized;
   state->unhinted = sharing.hints.empty();
   state->target = target;
+  state->triple = tm.getTargetTriple().str();
+  state->chip = tm.getTargetCPU().str();
+  state->features = tm.getTargetFeatureString().str();
+  state->cut = std::move(whole.cut);
   // For the checks of its target still to be made (isFaithful).
   if (!faithful || !pool().isTargetFaithful(checkKey(target, /*early=*/true))) {
     state->keptHints = sharing.hints;
@@ -850,7 +1253,6 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   machine.reset();
   state->context = std::move(context);
   state->module = std::move(module);
-  state->cut = std::move(whole.cut);
   state->bytes = bytes;
   state->context->setDiagnosticHandler(
       std::make_unique<DiagnosticsSeen>(state->diagnosed));

@@ -20,6 +20,9 @@ struct RocdlSharedCodegenTestHooks {
   std::function<void(bool early)> checking;
   /// On a thread whose continuation is to wait for another's check.
   std::function<void(bool early)> awaitingVerdict;
+  /// On the thread making a state to continue elsewhere from, before it
+  /// compiles (other variants of its module wait for it meanwhile).
+  std::function<void()> makingState;
 };
 
 /// Replaces the hooks; set only while no variant compiles.

@@ -19,6 +19,17 @@ ScopedVariantQueue::~ScopedVariantQueue() {
   --queue.running;
 }
 
+LentThread::LentThread()
+    : lender(currentQueue ? currentQueue->lender : nullptr) {
+  if (lender)
+    lender->lend();
+}
+
+LentThread::~LentThread() {
+  if (lender)
+    lender->reclaim();
+}
+
 std::optional<VariantQueueCounts> getCurrentVariantQueue() {
   if (!currentQueue)
     return std::nullopt;

@@ -2,6 +2,7 @@
 
 #include "Executor/SweepScheduler.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/ThreadPool.h"
 
 #include <cassert>
@@ -29,9 +30,12 @@ void SweepScheduler::Queue::add(std::vector<std::function<void()>> tasks) {
     unfinished += count;
   }
   // One pool task per task added: each takes whichever task is next when it
-  // starts, so every added task is taken by exactly one of them.
+  // starts (none where a helper took it), so every added task is taken by
+  // exactly one of them or a helper.
   for (size_t i = 0; i < count; ++i)
     pool.async([&scheduler = scheduler] { scheduler.runNext(); });
+  std::lock_guard<std::mutex> lock(scheduler.mutex);
+  scheduler.startHelpers();
 }
 
 void SweepScheduler::Queue::wait() {
@@ -53,27 +57,91 @@ size_t SweepScheduler::getWaitingCount() {
   return count;
 }
 
-void SweepScheduler::runNext() {
+SweepScheduler::Queue *SweepScheduler::takeNext(std::function<void()> &task) {
   Queue *next = nullptr;
-  std::function<void()> task;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    // The first of the heaviest.
-    for (Queue *queue : queues)
-      if (!queue->waiting.empty() && (!next || queue->weight > next->weight))
-        next = queue;
-    if (!next)
-      return;
-    task = std::move(next->waiting.front());
-    next->waiting.pop_front();
-  }
-  task();
-  task = nullptr;
+  // The first of the heaviest.
+  for (Queue *queue : queues)
+    if (!queue->waiting.empty() && (!next || queue->weight > next->weight))
+      next = queue;
+  if (!next)
+    return nullptr;
+  task = std::move(next->waiting.front());
+  next->waiting.pop_front();
+  return next;
+}
+
+void SweepScheduler::finish(Queue *queue) {
   std::lock_guard<std::mutex> lock(mutex);
   // Notified under the lock: wait() may return, and its queue go, as soon
   // as the lock is released.
-  if (--next->unfinished == 0)
-    next->finished.notify_all();
+  if (--queue->unfinished == 0)
+    queue->finished.notify_all();
+}
+
+void SweepScheduler::runNext() {
+  std::function<void()> task;
+  Queue *next;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    next = takeNext(task);
+  }
+  if (!next)
+    return;
+  task();
+  task = nullptr;
+  finish(next);
+}
+
+SweepScheduler::~SweepScheduler() {
+  std::vector<std::thread> started;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    started = std::move(helpers);
+  }
+  for (std::thread &helper : started)
+    helper.join();
+}
+
+void SweepScheduler::lend() {
+  std::lock_guard<std::mutex> lock(mutex);
+  ++lent;
+  startHelpers();
+}
+
+void SweepScheduler::reclaim() {
+  std::lock_guard<std::mutex> lock(mutex);
+  --lent;
+}
+
+void SweepScheduler::startHelpers() {
+  if (llvm::none_of(queues,
+                    [](const Queue *queue) { return !queue->waiting.empty(); }))
+    return;
+  // At most as many helpers as the pool has threads: places lent beyond
+  // that stay idle (a wait ends once a state is made).
+  size_t most = queues.front()->pool.getMaxConcurrency();
+  while (helping < lent && helping < most) {
+    ++helping;
+    helpers.emplace_back([this] { help(); });
+  }
+}
+
+void SweepScheduler::help() {
+  for (;;) {
+    std::function<void()> task;
+    Queue *next;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      next = helping > lent ? nullptr : takeNext(task);
+      if (!next) {
+        --helping;
+        return;
+      }
+    }
+    task();
+    task = nullptr;
+    finish(next);
+  }
 }
 
 } // namespace fly

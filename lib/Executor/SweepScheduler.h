@@ -19,12 +19,15 @@
 #ifndef FLY_EXECUTOR_SWEEPSCHEDULER_H
 #define FLY_EXECUTOR_SWEEPSCHEDULER_H
 
+#include "fly/Backend/VariantQueue.h"
+
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <list>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace llvm {
@@ -33,8 +36,18 @@ class ThreadPoolInterface;
 
 namespace fly {
 
-class SweepScheduler {
+/// A task that waits for another's work may lend its thread's place
+/// (ThreadLender): while it is lent, a helper thread takes the next waiting
+/// tasks, one at a time, so that as many threads as the pool has compute.
+/// Helpers are at most as many as the pool's threads; a task that ends its
+/// wait computes beside the helper until that one's task ends.
+class SweepScheduler : public ThreadLender {
 public:
+  SweepScheduler() = default;
+  /// Joins the helper threads.
+  ~SweepScheduler() override;
+  void lend() override;
+  void reclaim() override;
   /// One sweep's tasks, run on `pool` beside those of the scheduler's other
   /// queues. A free thread takes the first waiting task of the queue with
   /// the largest `weight` (the estimated cost of one of its tasks) among
@@ -71,10 +84,22 @@ public:
 
 private:
   void runNext();
+  /// The first waiting task of the heaviest queue, taken, and its queue;
+  /// null where none waits. Under the lock.
+  Queue *takeNext(std::function<void()> &task);
+  /// After a task of `queue` returned.
+  void finish(Queue *queue);
+  /// Helpers while fewer help than places are lent and a task waits.
+  /// Under the lock.
+  void startHelpers();
+  void help();
 
   std::mutex mutex;
   /// In the order they were made.
   std::list<Queue *> queues;
+  size_t lent = 0;
+  size_t helping = 0;
+  std::vector<std::thread> helpers;
 };
 
 } // namespace fly

@@ -87,9 +87,11 @@ public:
     std::unique_ptr<CodegenCut> cut;
     std::string error;
   };
+  /// With `toAssembly` false, code generation stops at the cut: no
+  /// assembly, the cut alone (continued from then on).
   static Whole compileKeeping(llvm::TargetMachine &machine,
                               llvm::Module &module, llvm::StringRef cutPass,
-                              size_t maxBytes);
+                              size_t maxBytes, bool toAssembly = true);
 
   /// What the passes before the cut made of each function with a cycle:
   /// the register pressure limits they saw (the target's, then those

@@ -2,18 +2,28 @@
 //
 // ROCDL variants that share an optimised module (RocdlSharedOpt.h) differ
 // only in their register hints, and AMDGPU code generation reads those
-// first in amdgpu-prepare-agpr-alloc (bench/ROCDL-SHARE.md, section 3). So a
-// variant that finds no kept state of its shared module compiles whole and
-// keeps its machine functions as they are before that pass (CodegenCut.h);
-// its module, context and machine become the kept state. It keeps only where
-// more variants of its sweep are still to start than states of that module
-// exist, or where it compiles alone and none exists (VariantQueue.h): a sweep
-// of no more variants than threads keeps nothing. A later variant
-// takes an idle state and continues from copies of those machine functions
-// with its own hints: instruction selection and the machine SSA
-// optimisations run once per state instead of once per variant. A state is
-// used by one thread at a time; idle ones are kept, 16 or twice the
-// hardware threads per process and 64 MiB of machine functions at most.
+// first in amdgpu-prepare-agpr-alloc (bench/ROCDL-SHARE.md, section 3).
+//
+// The first variant of a shared module to find no state of it makes one: a
+// copy of the module without register hints, in a context and on a machine
+// of its own, compiled up to the cut, its machine functions kept there and
+// before the first pass that reads the register pressure limits
+// (CodegenCut.h), made portable. It does so only where more variants of its
+// sweep are still to start, or where it compiles alone (VariantQueue.h).
+// Every variant, that one too, then continues elsewhere: in its own context,
+// on its own machine, from copies of the machine functions kept before the
+// limits (so under any limits), remapped onto a copy of the state's module
+// (CodegenCut::continueElsewhere). A state is only read, so it serves any
+// number of threads at once; a variant that starts while the state of its
+// module is made waits for it, lending its thread to the executor meanwhile
+// (LentThread). States are kept per process: 16 or twice the hardware
+// threads, and 64 MiB of machine functions, at most.
+//
+// With FLY_ROCDL_CONTINUE_ELSEWHERE=0 a state is instead the context,
+// module and machine of a variant compiled whole, and serves one thread at
+// a time: a later variant takes an idle one and continues on it with its
+// own hints, from the cut, or from before the limits where its limits lie
+// outside those the state is known for.
 //
 // The ISA is the one the whole code generation makes, byte for byte, under the
 // conditions bench/MIR-CUT-AUDIT.md derives and what attacking it found (each
@@ -22,27 +32,32 @@
 // and without the user-SGPR init bug (instruction selection pads the user
 // SGPRs, which a copy does not carry); no alloca, inline asm, call (but to
 // intrinsics) or preloaded (inreg) kernel argument; every machine function
-// copyable; a function with a cycle sees register pressure limits in the range
-// its kept state is known for (MachineLICM reads the target's, MachineSink
-// RegisterClassInfo's: the kept compile's own, widened where a run of those
-// passes under other limits made the function alike, CodegenCut::widenLimits),
-// or else continues from the machine functions kept before the first of them,
-// under its own limits; a kept variant caps no waves per EU (a continuation's
-// occupancy is the kept one, only ever lowered to its own limit); LLVM said
-// nothing worse than a remark, and nothing watches code generation through
-// LLVM's options or limits it (lib/Backend/CompileObserved.h). And once per
-// target in a process, before its first continuation from each of the two
-// points, one with the kept variant's own hints must give that variant's ISA; a
-// target where it does not is never continued from there (a sweep whose
-// variants never meet a kept state pays nothing). Where other variants run
-// beside it under crash recovery, the variant that claims a check runs it on
-// a thread of its own with that state and continues on another itself
-// (waiting for one to be given back, the checked one at the latest); else it
-// checks first, then continues. A variant that takes another
-// state while that check runs continues too, and its ISA stands once the check
-// says yes (else, or without a verdict within a minute, it compiles whole). A
-// crash in such a continuation fails the variant, as in any continuation; a
-// crash in a check says no.
+// copyable (elsewhere: everything of the IR it refers to found again in the
+// copy of the module); a function with a cycle sees register pressure limits
+// in the range its kept state is known for (MachineLICM reads the target's,
+// MachineSink RegisterClassInfo's: the kept compile's own, widened where a
+// run of those passes under other limits made the function alike,
+// CodegenCut::widenLimits), or else continues from the machine functions
+// kept before the first of them, under its own limits; a kept variant caps no
+// waves per EU (a continuation's occupancy is the kept one, only ever lowered
+// to its own limit; a state made to continue elsewhere has no hints); LLVM
+// said nothing worse than a remark, and nothing watches code generation
+// through LLVM's options or limits it (lib/Backend/CompileObserved.h).
+//
+// And once per target in a process, continuations must be checked. Elsewhere,
+// the variant that makes the first state of a target is also compiled whole
+// (on a thread of its own where other variants run beside it under crash
+// recovery, else first): its continuation must give that ISA. Otherwise,
+// before its first continuation from each of the two points, one with the
+// kept variant's own hints must give that variant's ISA; where other variants
+// run beside it, the variant that claims a check runs it on a thread of its
+// own with that state and continues on another itself (waiting for one to be
+// given back, the checked one at the latest). A target where a check says no
+// is never continued (a sweep whose variants never meet a kept state pays
+// nothing). A variant that continues while the check of its route runs waits
+// for the verdict, and its ISA stands on a yes (else, or without a verdict
+// within a minute, it compiles whole). A crash in such a continuation fails
+// the variant, as in any continuation; a crash in a check says no.
 // test/Tools/rocdl-shared-codegen.test compares the objects with `cmp`.
 // Off with FLY_ROCDL_CODEGEN_CUT=0; FLY_ROCDL_CODEGEN_CUT=verify also
 // compiles each continued variant whole and says on stderr whether the two
@@ -99,6 +114,9 @@ struct RocdlSharedCodegenStats {
   /// Checks of a target run on a thread of their own beside the variant
   /// that claimed them.
   uint64_t checksBeside = 0;
+  /// Of `continued`, those continued elsewhere: in the variant's own
+  /// context, from a state another thread may hold.
+  uint64_t continuedElsewhere = 0;
 };
 RocdlSharedCodegenStats getRocdlSharedCodegenStats();
 
@@ -115,11 +133,13 @@ struct RocdlSharedIsa {
 
 /// The ISA of a variant whose optimised module `module` (in `context`, to
 /// compile on `machine`) is `sharing`'s shared module plus its hints:
-/// continued from an idle kept state of that shared module, or else
-/// compiled whole on `machine` (LLVM's words reach `context`'s handler as
-/// usual) and kept, `context`, `module` and `machine` moving into the state
-/// (null after). nullopt: neither applies, nothing compiled; the caller
-/// compiles whole.
+/// continued elsewhere (in `context`, on `machine`) from a state of that
+/// shared module, made here where none is. With
+/// FLY_ROCDL_CONTINUE_ELSEWHERE=0: continued from an idle kept state, or
+/// else compiled whole on `machine` (LLVM's words reach `context`'s handler
+/// as usual) and kept, `context`, `module` and `machine` moving into the
+/// state (null after). nullopt: none of these applies, the variant's own
+/// module untouched; the caller compiles it whole.
 std::optional<RocdlSharedIsa>
 codegenSharingRocdl(const RocdlSharing &sharing,
                     std::unique_ptr<llvm::LLVMContext> &context,

@@ -19,11 +19,23 @@
 
 namespace fly {
 
+/// What an executor lets a variant of its pool do while it waits for
+/// another's work (a kept state being made, RocdlSharedCodegen.h): lend its
+/// thread's place, so that another task runs meanwhile, and reclaim it.
+class ThreadLender {
+public:
+  virtual ~ThreadLender() = default;
+  virtual void lend() = 0;
+  virtual void reclaim() = 0;
+};
+
 /// One sweep's variants, counted by the executor that runs them.
 struct VariantQueue {
   explicit VariantQueue(size_t notStarted) : notStarted(notStarted) {}
   std::atomic<size_t> notStarted;
   std::atomic<size_t> running{0};
+  /// Where the executor lends places; none: waits keep the thread.
+  ThreadLender *lender = nullptr;
 };
 
 /// What VariantQueue said when read.
@@ -45,6 +57,19 @@ public:
 private:
   VariantQueue &queue;
   VariantQueue *outer;
+};
+
+/// Lends the calling thread's place in the pool of the sweep whose variant
+/// it replays, while it lives (where that executor can).
+class LentThread {
+public:
+  LentThread();
+  ~LentThread();
+  LentThread(const LentThread &) = delete;
+  LentThread &operator=(const LentThread &) = delete;
+
+private:
+  ThreadLender *lender;
 };
 
 /// The counts of the sweep whose variant the calling thread replays; nullopt
