@@ -103,19 +103,16 @@ protected:
     LLVMInitializeAMDGPUAsmPrinter();
   }
 
-  CodegenCutTest() {
+  CodegenCutTest() : machine(makeMachine()) {}
+
+  /// A gfx942 machine of its own.
+  static std::unique_ptr<llvm::TargetMachine> makeMachine() {
     std::string error;
     const llvm::Target *target = llvm::TargetRegistry::lookupTarget(
         llvm::Triple("amdgcn-amd-amdhsa"), error);
     EXPECT_NE(target, nullptr) << error;
-    machine.reset(target->createTargetMachine(llvm::Triple("amdgcn-amd-amdhsa"),
-                                              "gfx942", "", {}, std::nullopt));
-  }
-
-  std::unique_ptr<llvm::TargetMachine> makeMachine() {
-    std::string error;
-    const llvm::Target *target = llvm::TargetRegistry::lookupTarget(
-        llvm::Triple("amdgcn-amd-amdhsa"), error);
+    if (!target)
+      return nullptr;
     return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
         llvm::Triple("amdgcn-amd-amdhsa"), "gfx942", "", {}, std::nullopt));
   }
