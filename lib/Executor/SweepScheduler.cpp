@@ -93,7 +93,7 @@ void SweepScheduler::runNext() {
 }
 
 SweepScheduler::~SweepScheduler() {
-  std::vector<std::thread> started;
+  std::list<std::thread> started;
   {
     std::lock_guard<std::mutex> lock(mutex);
     started = std::move(helpers);
@@ -114,6 +114,15 @@ void SweepScheduler::reclaim() {
 }
 
 void SweepScheduler::startHelpers() {
+  // An ended helper only releases the lock and returns: joined under it.
+  for (std::thread::id id : ended)
+    for (auto it = helpers.begin(); it != helpers.end(); ++it)
+      if (it->get_id() == id) {
+        it->join();
+        helpers.erase(it);
+        break;
+      }
+  ended.clear();
   if (llvm::none_of(queues,
                     [](const Queue *queue) { return !queue->waiting.empty(); }))
     return;
@@ -135,6 +144,7 @@ void SweepScheduler::help() {
       next = helping > lent ? nullptr : takeNext(task);
       if (!next) {
         --helping;
+        ended.push_back(std::this_thread::get_id());
         return;
       }
     }

@@ -99,7 +99,10 @@ private:
   std::list<Queue *> queues;
   size_t lent = 0;
   size_t helping = 0;
-  std::vector<std::thread> helpers;
+  std::list<std::thread> helpers;
+  /// Helpers that returned, joined by the next startHelpers (a long-lived
+  /// executor, the C API's, lends again and again).
+  std::vector<std::thread::id> ended;
 };
 
 } // namespace fly
