@@ -28,6 +28,7 @@ STEPS = (
     "Continue from before the limits", "Check a continuation",
     "Continue elsewhere from the cut", "Continue elsewhere from before the limits",
     "Check a continuation elsewhere", "Code generation to the cut, kept",
+    "Compile to the cut", "Make the cut portable",
     "Wait for the continuation check", "Wait for a kept state",
     "Assemble and link", "ptxas",
     "fly-assemble-isa",

@@ -1000,12 +1000,15 @@ std::shared_ptr<CutState> makeState(const RocdlSharing &sharing,
     return nullptr;
   own.get()->setOptLevel(state->optLevel);
   state->machine.emplace(std::move(own));
+  std::optional<llvm::TimeTraceScope> step(std::in_place, "Compile to the cut");
   CodegenCut::Whole cut =
       CodegenCut::compileKeeping(*state->machine->get(), *state->module,
                                  kCutPass, kMaxKeptBytes, /*toAssembly=*/false);
+  step.emplace("Make the cut portable");
   size_t bytes = cut.cut ? cut.cut->getBytes() : 0;
-  if (!cut.cut || state->diagnosed || !cut.cut->makePortable() ||
-      !pool().reserve(bytes)) {
+  bool portable = cut.cut && !state->diagnosed && cut.cut->makePortable();
+  step.reset();
+  if (!portable || !pool().reserve(bytes)) {
     pool().refuse(sharing.optimized);
     return nullptr;
   }
