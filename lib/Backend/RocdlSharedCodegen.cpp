@@ -177,6 +177,9 @@ bool isCuttable(const llvm::Module &module, const llvm::TargetMachine &tm) {
   return true;
 }
 
+/// setRocdlKeepForLaterSweeps.
+std::atomic<bool> keepForLaterSweeps{true};
+
 /// Idle states, the most recently used first, and the shared modules that
 /// cannot be cut (not tried again). Bounded: a state holds a module, its
 /// machine functions and a machine.
@@ -306,7 +309,8 @@ public:
     if (oneIsEnough) {
       if (keeping.count(optimized) || takePortableLocked(optimized))
         return false;
-      bool worth = !queue || queue->notStarted > 0 || queue->running <= 1;
+      bool worth = !queue || queue->notStarted > 0 ||
+                   (queue->running <= 1 && keepForLaterSweeps);
       if (worth)
         ++keeping[optimized];
       return worth;
@@ -317,7 +321,7 @@ public:
                       return state->optimized.get() == optimized;
                     });
     bool worth = !queue || queue->notStarted > states ||
-                 (states == 0 && queue->running <= 1);
+                 (states == 0 && queue->running <= 1 && keepForLaterSweeps);
     if (worth)
       ++keeping[optimized];
     return worth;
@@ -857,12 +861,17 @@ runElsewhere(const CutState &state, llvm::LLVMContext &context,
 
 /// The ISA of `module` compiled whole on `machine`, as the caller's plain
 /// code generation makes it; nullopt where LLVM said anything worse than a
-/// remark.
+/// remark (compiled whole again by the caller then, its words reaching the
+/// caller's handler, which is back).
 std::optional<llvm::SmallString<0>> compileWhole(llvm::Module &module,
                                                  llvm::TargetMachine &machine) {
   bool diagnosed = false;
-  module.getContext().setDiagnosticHandler(
-      std::make_unique<DiagnosticsSeen>(diagnosed));
+  llvm::LLVMContext &context = module.getContext();
+  std::unique_ptr<llvm::DiagnosticHandler> callers =
+      context.getDiagnosticHandler();
+  context.setDiagnosticHandler(std::make_unique<DiagnosticsSeen>(diagnosed));
+  llvm::scope_exit restore(
+      [&] { context.setDiagnosticHandler(std::move(callers)); });
   llvm::SmallString<0> isa;
   {
     llvm::raw_svector_ostream stream(isa);
@@ -943,6 +952,21 @@ continueElsewhereFrom(const CutState &state, const RocdlSharing &sharing,
   std::optional<bool> known = pool().isTargetFaithful(key);
   if (known && !*known)
     return std::nullopt;
+  // A state kept by a variant compiled whole alone, its ISA the reference:
+  // the first variant to continue from it checks the target first.
+  if (!known && !check && !state.keptIsa.empty() && pool().claimCheck(key)) {
+    std::optional<llvm::SmallString<0>> again;
+    llvm::CrashRecoveryContext crc;
+    bool ran = crc.RunSafely([&] {
+      llvm::TimeTraceScope span("Check a continuation elsewhere",
+                                "the kept variant's");
+      again = runElsewhere(state, context, machine, state.keptHints);
+    });
+    pool().setTargetFaithful(key, ran && again && *again == state.keptIsa);
+    known = pool().isTargetFaithful(key);
+    if (!*known)
+      return std::nullopt;
+  }
   // A crash here offers no candidate: the check says no.
   ReleaseOnUnwind crashed([check] {
     if (check)
@@ -968,15 +992,16 @@ continueElsewhereFrom(const CutState &state, const RocdlSharing &sharing,
 /// A portable state of `sharing`'s shared module for its variant made here,
 /// where none is and none is being made: a copy of the shared module without
 /// register hints, in a context and on a machine of its own, compiled up to
-/// the cut (variants of the module that start meanwhile wait for it). Its
-/// target's check elsewhere, where none was made, is claimed with it (the
-/// reference then starts beside the variant, in `checks`, or here first).
+/// the cut (variants of the module that start meanwhile wait for it). With
+/// `check`, it is published, and its target's check elsewhere, where none
+/// was made, is claimed with it (the reference then starts beside the
+/// variant, in `checks`, or here first); without, the caller publishes it.
 /// Null where the module cannot be kept (refused then).
 std::shared_ptr<CutState> makeState(const RocdlSharing &sharing,
                                     const llvm::Module &variant,
                                     LentTargetMachine &machine,
                                     ChecksBeside *checks,
-                                    std::shared_ptr<ReferenceCheck> &check) {
+                                    std::shared_ptr<ReferenceCheck> *check) {
   if (const std::function<void()> &hook = getTestHooks().makingState)
     hook();
   llvm::TimeTraceScope span("Code generation to the cut, kept");
@@ -1016,8 +1041,12 @@ std::shared_ptr<CutState> makeState(const RocdlSharing &sharing,
   state->cut = std::move(cut.cut);
   ++cuts;
   std::string key = elsewhereKey(state->target);
+  if (!check)
+    return state;
   if (!pool().isTargetFaithful(key) && pool().claimCheck(key)) {
-    check = std::make_shared<ReferenceCheck>(key);
+    std::shared_ptr<ReferenceCheck> &made = *check;
+    made = std::make_shared<ReferenceCheck>(key);
+    std::shared_ptr<ReferenceCheck> check = made;
     std::string identifier = variant.getModuleIdentifier();
     if (checks) {
       ++checksBeside;
@@ -1078,7 +1107,27 @@ std::optional<RocdlSharedIsa> codegenElsewhere(const RocdlSharing &sharing,
     llvm::scope_exit claimed([&] { pool().keepDone(optimized); });
     ReleaseOnUnwind claimedOnUnwind(
         [optimized] { pool().keepDone(optimized); });
-    state = makeState(sharing, module, machine, checks, check);
+    // Alone in its sweep (a one-variant compile, a caller's loop of them):
+    // compiled whole, its ISA kept as the reference of the check a later
+    // variant makes, so a compile that stays alone pays only the state.
+    std::optional<VariantQueueCounts> queue = getCurrentVariantQueue();
+    if (queue && queue->notStarted == 0 && queue->running <= 1) {
+      state = makeState(sharing, module, machine, checks, nullptr);
+      if (!state)
+        return std::nullopt;
+      std::optional<llvm::SmallString<0>> isa;
+      {
+        llvm::TimeTraceScope span("Whole code generation, kept at the cut");
+        isa = compileWhole(const_cast<llvm::Module &>(module), *machine.get());
+      }
+      if (!isa)
+        return std::nullopt;
+      state->keptHints = sharing.hints;
+      state->keptIsa = *isa;
+      pool().addPortable(state);
+      return RocdlSharedIsa{std::move(*isa), /*continued=*/false};
+    }
+    state = makeState(sharing, module, machine, checks, &check);
   }
   if (!state)
     return std::nullopt;
@@ -1111,6 +1160,8 @@ RocdlSharedCodegenStats getRocdlSharedCodegenStats() {
 void setRocdlSharedCodegenTestHooks(RocdlSharedCodegenTestHooks hooks) {
   getTestHooks() = std::move(hooks);
 }
+
+void setRocdlKeepForLaterSweeps(bool keep) { keepForLaterSweeps = keep; }
 
 RocdlSharedCodegenMode getRocdlSharedCodegenMode() {
   std::optional<std::string> value =

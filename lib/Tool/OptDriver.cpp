@@ -1,6 +1,7 @@
 //===- OptDriver.cpp - fly-opt's steps around MlirOptMain -----------------===//
 
 #include "fly/Tool/OptDriver.h"
+#include "fly/Backend/RocdlSharedCodegen.h"
 
 #include "Pipeline/BinaryOptsInstrumentation.h"
 #include "fly/Compiler/Presets.h"
@@ -188,6 +189,8 @@ void setRocmPathFromToolkit() {
 LogicalResult runMlirOptMain(StringRef tool, StringRef inputFile,
                              StringRef outputFile, DialectRegistry &registry,
                              const MlirOptMainConfig &config) {
+  // One compile per process: no later sweep continues a kept state.
+  setRocdlKeepForLaterSweeps(false);
   std::string errorMessage;
   auto input = openInputFile(inputFile, &errorMessage);
   if (!input) {

@@ -1,6 +1,7 @@
 //===- TuneDriver.cpp - fly-tune's steps over SplitCompiler ---------------===//
 
 #include "fly/Tool/TuneDriver.h"
+#include "fly/Backend/RocdlSharedCodegen.h"
 
 #include "Compiler/SweepReport.h"
 #include "Replay/SweepTable.h"
@@ -596,6 +597,8 @@ StringRef getTimeTraceRefusal(TuneExecutor executor) {
 }
 
 int runTune(const TuneOptions &options, llvm::ArrayRef<SweepKernel> kernels) {
+  // Each kernel's sweep is the last of its module in this process.
+  setRocdlKeepForLaterSweeps(false);
   int status = TuneRun(options, kernels).run();
   // After the run's pools are gone: every task has handed its spans over.
   // Written whatever the status: a failed sweep's trace says where it went.

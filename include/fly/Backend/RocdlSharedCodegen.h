@@ -120,6 +120,13 @@ struct RocdlSharedCodegenStats {
 };
 RocdlSharedCodegenStats getRocdlSharedCodegenStats();
 
+/// Whether a variant alone in its sweep keeps a state for a later sweep of
+/// the process (a caller's loop of one-variant compiles through the C API
+/// or Python): on by default. A tool whose process compiles one sweep per
+/// module (fly-tune, fly-opt) turns it off, so a one-variant compile there
+/// costs what a whole compile does.
+void setRocdlKeepForLaterSweeps(bool keep);
+
 enum class RocdlSharedCodegenMode { Off, On, Verify };
 /// FLY_ROCDL_CODEGEN_CUT: 0 (off), verify, anything else or unset: on.
 RocdlSharedCodegenMode getRocdlSharedCodegenMode();
