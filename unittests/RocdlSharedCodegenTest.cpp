@@ -333,8 +333,9 @@ TEST_F(RocdlSharedCodegenTest, RegisterHintsContinueOneCut) {
 }
 
 TEST_F(RocdlSharedCodegenTest, KeepsNothingWhereNoVariantIsToCome) {
-  // The last variants of a sweep, running side by side: nothing of theirs
-  // would be continued.
+  // The last variants of a sweep, running side by side, each a state of its
+  // own: nothing of theirs would be continued.
+  onlyOneThreadAState();
   RocdlSharedCodegenStats stats =
       compileInSweep(make(kStraightKernel, "gfx942", "211.25"),
                      "waves_per_eu=2;maxnreg=64", /*notStarted=*/0,
@@ -342,6 +343,18 @@ TEST_F(RocdlSharedCodegenTest, KeepsNothingWhereNoVariantIsToCome) {
   EXPECT_EQ(stats.cuts, 0u);
   EXPECT_EQ(stats.continued, 0u);
   EXPECT_EQ(stats.notKept, 2u);
+}
+
+TEST_F(RocdlSharedCodegenTest, ElsewhereKeepsForTheVariantsRunningBeside) {
+  // Continued elsewhere, one state serves the variants running beside too:
+  // the first of the last variants makes it, the others continue it.
+  RocdlSharedCodegenStats stats =
+      compileInSweep(make(kStraightKernel, "gfx942", "222.25"),
+                     "waves_per_eu=2;maxnreg=64", /*notStarted=*/0,
+                     /*running=*/3);
+  EXPECT_EQ(stats.cuts, 1u);
+  EXPECT_EQ(stats.continued, 2u);
+  EXPECT_EQ(stats.notKept, 0u);
 }
 
 TEST_F(RocdlSharedCodegenTest, KeepsForAVariantToCome) {
@@ -486,6 +499,7 @@ TEST_F(RocdlSharedCodegenTest, FatalErrorWhileKeepingReleasesTheClaim) {
   // A fatal error abandons the variant's frames, not unwinds them: under the
   // isolated executor it ends the variant's crash recovery context, under the
   // batch executor the binary pass returns from it (runUnwindingFatalErrors).
+  onlyOneThreadAState();
   llvm::CrashRecoveryContext::Enable();
   FatalErrorsUnwindCrashRecovery fatalErrors;
   for (bool inCrashRecovery : {true, false}) {

@@ -300,17 +300,20 @@ public:
   /// its variants are still to start than there are idle states of it and
   /// compiles keeping one, or where there are none of either and it compiles
   /// alone (a caller's loop of one-variant sweeps continues from it in its
-  /// next sweep). Where true, counted as keeping until keepDone.
+  /// next sweep). `oneIsEnough` (continued elsewhere): where none is kept or
+  /// being kept, and another variant of the sweep runs or is to start, or a
+  /// later sweep may come. Where true, counted as keeping until keepDone.
   bool claimKeep(const RocdlOptimizedModule *optimized,
                  std::optional<VariantQueueCounts> queue,
                  bool oneIsEnough = false) {
     std::lock_guard<std::mutex> lock(mutex);
-    // Continued elsewhere, one state serves every variant of its module.
+    // Continued elsewhere, one state serves every variant of its module, those
+    // running beside this one too (they wait for it).
     if (oneIsEnough) {
       if (keeping.count(optimized) || takePortableLocked(optimized))
         return false;
-      bool worth = !queue || queue->notStarted > 0 ||
-                   (queue->running <= 1 && keepForLaterSweeps);
+      bool worth = !queue || queue->notStarted > 0 || queue->running > 1 ||
+                   keepForLaterSweeps;
       if (worth)
         ++keeping[optimized];
       return worth;
