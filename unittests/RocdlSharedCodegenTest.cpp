@@ -135,6 +135,9 @@ private:
 class RocdlSharedCodegenTest : public ::testing::Test {
 protected:
   RocdlSharedCodegenTest() {
+    // The tests of continuing elsewhere (FLY_ROCDL_CONTINUE_ELSEWHERE); those
+    // of a state serving one thread at a time say so (onlyOneThreadAState).
+    setenv("FLY_ROCDL_CONTINUE_ELSEWHERE", "1", 1);
     registerCompilerDialects(registry);
     context.appendDialectRegistry(registry);
     context.loadAllAvailableDialects();
@@ -328,6 +331,22 @@ TEST_F(RocdlSharedCodegenTest, RegisterHintsContinueOneCut) {
                       "waves_per_eu=4,maxnreg=96");
   EXPECT_EQ(stats.cuts, 1u);
   EXPECT_EQ(stats.continued, 6u);
+  EXPECT_EQ(stats.refusedModules, 0u);
+  EXPECT_EQ(stats.refusedVariants, 0u);
+}
+
+TEST_F(RocdlSharedCodegenTest, RegisterHintsContinueOneKeptCompile) {
+  // A state serving one thread at a time: the first variant compiles whole
+  // and keeps its cut; every other one continues it, whatever its register
+  // budget.
+  onlyOneThreadAState();
+  RocdlSharedCodegenStats stats =
+      compileBothWays(make(kStraightKernel, "gfx942", "223.25"),
+                      "waves_per_eu=2;waves_per_eu=8;maxnreg=32;maxnreg=256;"
+                      "passthrough.amdgpu-num-sgpr=24;"
+                      "waves_per_eu=4,maxnreg=96");
+  EXPECT_EQ(stats.cuts, 1u);
+  EXPECT_EQ(stats.continued, 5u);
   EXPECT_EQ(stats.refusedModules, 0u);
   EXPECT_EQ(stats.refusedVariants, 0u);
 }

@@ -805,12 +805,14 @@ continueState(std::shared_ptr<CutState> state, const RocdlSharing &sharing,
     pool().give(std::move(state));
   return isa;
 }
-/// Whether variants continue elsewhere (FLY_ROCDL_CONTINUE_ELSEWHERE, on by
+/// Whether variants continue elsewhere (FLY_ROCDL_CONTINUE_ELSEWHERE, off by
 /// default): each in its own context, on a copy of a state's module
 /// (CodegenCut::continueElsewhere), so one state serves any number of
-/// threads at once; else a state serves one thread at a time.
+/// threads at once; else a state serves one thread at a time. On the
+/// 16-core node it took 11-13 % less CPU but 5-7 % more wall time at P = 16
+/// on the config sweep and at N = P (bench/node-elsewhere).
 bool continuesElsewhere() {
-  return getEnvFlag("FLY_ROCDL_CONTINUE_ELSEWHERE").value_or(true);
+  return getEnvFlag("FLY_ROCDL_CONTINUE_ELSEWHERE").value_or(false);
 }
 
 /// What the verdict on continuations elsewhere on a target is recorded as.

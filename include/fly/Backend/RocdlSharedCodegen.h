@@ -4,26 +4,29 @@
 // only in their register hints, and AMDGPU code generation reads those
 // first in amdgpu-prepare-agpr-alloc (bench/ROCDL-SHARE.md, section 3).
 //
-// The first variant of a shared module to find no state of it makes one: a
-// copy of the module without register hints, in a context and on a machine
-// of its own, compiled up to the cut, its machine functions kept there and
-// before the first pass that reads the register pressure limits
-// (CodegenCut.h), made portable. It does so only where more variants of its
-// sweep are still to start, or where it compiles alone (VariantQueue.h).
-// Every variant, that one too, then continues elsewhere: in its own context,
-// on its own machine, from copies of the machine functions kept before the
-// limits (so under any limits), remapped onto a copy of the state's module
-// (CodegenCut::continueElsewhere). A state is only read, so it serves any
-// number of threads at once; a variant that starts while the state of its
-// module is made waits for it, lending its thread to the executor meanwhile
-// (LentThread). States are kept per process: 16 or twice the hardware
-// threads, and 64 MiB of machine functions, at most.
+// A variant that finds no idle state of its shared module compiles whole and
+// keeps its machine functions as they are before that pass and before the
+// first pass that reads the register pressure limits (CodegenCut.h); its
+// module, context and machine become the kept state. It keeps only where
+// more variants of its sweep are still to start than states of that module
+// exist, or where it compiles alone and a later sweep of the process may
+// continue it (VariantQueue.h, setRocdlKeepForLaterSweeps). A later variant
+// takes an idle state and continues on it with its own hints, from the cut,
+// or from before the limits where its limits lie outside those the state is
+// known for. A state is used by one thread at a time; states are kept per
+// process: 16 or twice the hardware threads, and 64 MiB of machine
+// functions, at most.
 //
-// With FLY_ROCDL_CONTINUE_ELSEWHERE=0 a state is instead the context,
-// module and machine of a variant compiled whole, and serves one thread at
-// a time: a later variant takes an idle one and continues on it with its
-// own hints, from the cut, or from before the limits where its limits lie
-// outside those the state is known for.
+// With FLY_ROCDL_CONTINUE_ELSEWHERE=1, the first variant of a shared module
+// to find no state of it makes one instead: a copy of the module without
+// register hints, in a context and on a machine of its own, compiled up to
+// the cut, made portable. Every variant, that one too, then continues
+// elsewhere: in its own context, on its own machine, from copies of the
+// machine functions kept before the limits (so under any limits), remapped
+// onto a copy of the state's module (CodegenCut::continueElsewhere). Such a
+// state is only read, so it serves any number of threads at once; a variant
+// that starts while the state of its module is made waits for it, lending
+// its thread to the executor meanwhile (LentThread).
 //
 // The ISA is the one the whole code generation makes, byte for byte, under the
 // conditions bench/MIR-CUT-AUDIT.md derives and what attacking it found (each
@@ -44,15 +47,17 @@
 // said nothing worse than a remark, and nothing watches code generation
 // through LLVM's options or limits it (lib/Backend/CompileObserved.h).
 //
-// And once per target in a process, continuations must be checked. Elsewhere,
-// the variant that makes the first state of a target is also compiled whole
-// (on a thread of its own where other variants run beside it under crash
-// recovery, else first): its continuation must give that ISA. Otherwise,
-// before its first continuation from each of the two points, one with the
+// And once per target in a process, continuations must be checked: before
+// its first continuation from each of the two points, one with the
 // kept variant's own hints must give that variant's ISA; where other variants
 // run beside it, the variant that claims a check runs it on a thread of its
 // own with that state and continues on another itself (waiting for one to be
-// given back, the checked one at the latest). A target where a check says no
+// given back, the checked one at the latest). Elsewhere, the variant that
+// makes the first state of a target is also compiled whole (on a thread of
+// its own where other variants run beside it under crash recovery, else
+// first), and its continuation must give that ISA; a state kept by a variant
+// compiled whole alone keeps that ISA for the check the next variant makes.
+// A target where a check says no
 // is never continued (a sweep whose variants never meet a kept state pays
 // nothing). A variant that continues while the check of its route runs waits
 // for the verdict, and its ISA stands on a yes (else, or without a verdict
@@ -140,13 +145,13 @@ struct RocdlSharedIsa {
 
 /// The ISA of a variant whose optimised module `module` (in `context`, to
 /// compile on `machine`) is `sharing`'s shared module plus its hints:
-/// continued elsewhere (in `context`, on `machine`) from a state of that
-/// shared module, made here where none is. With
-/// FLY_ROCDL_CONTINUE_ELSEWHERE=0: continued from an idle kept state, or
-/// else compiled whole on `machine` (LLVM's words reach `context`'s handler
-/// as usual) and kept, `context`, `module` and `machine` moving into the
-/// state (null after). nullopt: none of these applies, the variant's own
-/// module untouched; the caller compiles it whole.
+/// continued from an idle kept state of that shared module, or else
+/// compiled whole on `machine` (LLVM's words reach `context`'s handler as
+/// usual) and kept, `context`, `module` and `machine` moving into the state
+/// (null after). With FLY_ROCDL_CONTINUE_ELSEWHERE=1: continued elsewhere
+/// (in `context`, on `machine`) from a state of that shared module, made
+/// here where none is. nullopt: none of these applies; the caller compiles
+/// whole.
 std::optional<RocdlSharedIsa>
 codegenSharingRocdl(const RocdlSharing &sharing,
                     std::unique_ptr<llvm::LLVMContext> &context,
