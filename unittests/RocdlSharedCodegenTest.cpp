@@ -198,6 +198,15 @@ protected:
             after.awaitedChecks - before.awaitedChecks};
   }
 
+  /// compileBothWays() of kStraightKernel (`scale` as make's) under six
+  /// register hint sets of every kind.
+  RocdlSharedCodegenStats compileRegisterHints(StringRef scale) {
+    return compileBothWays(make(kStraightKernel, "gfx942", scale),
+                           "waves_per_eu=2;waves_per_eu=8;maxnreg=32;"
+                           "maxnreg=256;passthrough.amdgpu-num-sgpr=24;"
+                           "waves_per_eu=4,maxnreg=96");
+  }
+
   /// compileBothWays() as one variant of a sweep with `notStarted` variants
   /// still to start and `running` running beside it.
   RocdlSharedCodegenStats compileInSweep(const std::string &gpuModule,
@@ -324,11 +333,7 @@ TEST_F(RocdlSharedCodegenTest, RegisterHintsContinueOneCut) {
   // The first variant makes a state (the shared module compiled up to the
   // cut) and every one continues it elsewhere, the first too, whatever its
   // register budget.
-  RocdlSharedCodegenStats stats =
-      compileBothWays(make(kStraightKernel, "gfx942", "202.25"),
-                      "waves_per_eu=2;waves_per_eu=8;maxnreg=32;maxnreg=256;"
-                      "passthrough.amdgpu-num-sgpr=24;"
-                      "waves_per_eu=4,maxnreg=96");
+  RocdlSharedCodegenStats stats = compileRegisterHints("202.25");
   EXPECT_EQ(stats.cuts, 1u);
   EXPECT_EQ(stats.continued, 6u);
   EXPECT_EQ(stats.refusedModules, 0u);
@@ -340,11 +345,7 @@ TEST_F(RocdlSharedCodegenTest, RegisterHintsContinueOneKeptCompile) {
   // and keeps its cut; every other one continues it, whatever its register
   // budget.
   onlyOneThreadAState();
-  RocdlSharedCodegenStats stats =
-      compileBothWays(make(kStraightKernel, "gfx942", "223.25"),
-                      "waves_per_eu=2;waves_per_eu=8;maxnreg=32;maxnreg=256;"
-                      "passthrough.amdgpu-num-sgpr=24;"
-                      "waves_per_eu=4,maxnreg=96");
+  RocdlSharedCodegenStats stats = compileRegisterHints("223.25");
   EXPECT_EQ(stats.cuts, 1u);
   EXPECT_EQ(stats.continued, 5u);
   EXPECT_EQ(stats.refusedModules, 0u);
