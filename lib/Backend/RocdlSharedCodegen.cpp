@@ -375,19 +375,6 @@ public:
     });
     return state;
   }
-  /// A state whose variant crashed while it held it is not served again.
-  void forgetPortable(const CutState *state) {
-    std::shared_ptr<CutState> forgotten;
-    std::lock_guard<std::mutex> lock(mutex);
-    for (auto it = portable.begin(); it != portable.end(); ++it)
-      if (it->get() == state) {
-        // Released once the lock is: its bytes are out of the budget.
-        forgotten = std::move(*it);
-        forgotten->bytes = 0;
-        portable.erase(it);
-        break;
-      }
-  }
   /// The most recently kept portable state of `optimized`; null where none
   /// is, or the module is refused.
   std::shared_ptr<CutState>
@@ -666,7 +653,6 @@ std::string checkBeside(std::shared_ptr<CutState> state, bool early,
     if (!crc.RunSafely([&] { faithful = checkContinuation(*state, early); })) {
       // Abandoned, as a crashed continuation's state: out of the budget.
       pool().release(state->bytes);
-      pool().forgetPortable(state.get());
       (void)new std::shared_ptr<CutState>(std::move(state));
     } else if (!faithful) {
       pool().refuse(state->optimized);
@@ -719,10 +705,7 @@ continueState(std::shared_ptr<CutState> state, const RocdlSharing &sharing,
   }
   // A crash in a continuation abandons the state with the variant's frames:
   // its bytes out of the budget. Not once given back: then it is the pool's.
-  ReleaseOnUnwind abandoned([bytes = state->bytes, at = state.get()] {
-    pool().release(bytes);
-    pool().forgetPortable(at);
-  });
+  ReleaseOnUnwind abandoned([bytes = state->bytes] { pool().release(bytes); });
   // Compiled whole, the state kept for others: no verdict in time, or one
   // pending where continuations do not wait for it.
   auto unjudged = [&] {
@@ -820,6 +803,23 @@ std::string elsewhereKey(const std::string &target) {
   return target + "\nelsewhere";
 }
 
+/// While alive, LLVM's words in `context` only set `seen` (DiagnosticsSeen);
+/// its handler is given back after.
+class ScopedDiagnosticsSeen {
+public:
+  ScopedDiagnosticsSeen(llvm::LLVMContext &context, bool &seen)
+      : context(context), callers(context.getDiagnosticHandler()) {
+    context.setDiagnosticHandler(std::make_unique<DiagnosticsSeen>(seen));
+  }
+  ~ScopedDiagnosticsSeen() { context.setDiagnosticHandler(std::move(callers)); }
+  ScopedDiagnosticsSeen(const ScopedDiagnosticsSeen &) = delete;
+  ScopedDiagnosticsSeen &operator=(const ScopedDiagnosticsSeen &) = delete;
+
+private:
+  llvm::LLVMContext &context;
+  std::unique_ptr<llvm::DiagnosticHandler> callers;
+};
+
 /// The shared module of `sharing` read into `context` (named `identifier`,
 /// as the variant's), with `hints`; null where it cannot be.
 std::unique_ptr<llvm::Module>
@@ -848,11 +848,7 @@ runElsewhere(const CutState &state, llvm::LLVMContext &context,
              llvm::TargetMachine &machine,
              const std::vector<RocdlRegisterHint> &hints) {
   bool diagnosed = false;
-  std::unique_ptr<llvm::DiagnosticHandler> callers =
-      context.getDiagnosticHandler();
-  context.setDiagnosticHandler(std::make_unique<DiagnosticsSeen>(diagnosed));
-  llvm::scope_exit restore(
-      [&] { context.setDiagnosticHandler(std::move(callers)); });
+  ScopedDiagnosticsSeen seen(context, diagnosed);
   llvm::TimeTraceScope span("Continue elsewhere from before the limits");
   CodegenCut::Refusal refusal;
   std::optional<llvm::SmallString<0>> isa = state.cut->continueElsewhere(
@@ -871,12 +867,7 @@ runElsewhere(const CutState &state, llvm::LLVMContext &context,
 std::optional<llvm::SmallString<0>> compileWhole(llvm::Module &module,
                                                  llvm::TargetMachine &machine) {
   bool diagnosed = false;
-  llvm::LLVMContext &context = module.getContext();
-  std::unique_ptr<llvm::DiagnosticHandler> callers =
-      context.getDiagnosticHandler();
-  context.setDiagnosticHandler(std::make_unique<DiagnosticsSeen>(diagnosed));
-  llvm::scope_exit restore(
-      [&] { context.setDiagnosticHandler(std::move(callers)); });
+  ScopedDiagnosticsSeen seen(module.getContext(), diagnosed);
   llvm::SmallString<0> isa;
   {
     llvm::raw_svector_ostream stream(isa);
@@ -918,6 +909,16 @@ private:
   bool decided = false;
 };
 
+/// A machine for `state`'s target at its opt level, from the pool; empty
+/// where the target refuses.
+LentTargetMachine lendMachineOf(const CutState &state) {
+  LentTargetMachine machine =
+      lendTargetMachine(state.triple, state.chip, state.features);
+  if (machine)
+    machine.get()->setOptLevel(state.optLevel);
+  return machine;
+}
+
 /// The reference of `check`: `sharing`'s variant (`hints`) compiled whole
 /// in a context and on a machine of its own. A crash offers none.
 void offerReference(const std::shared_ptr<ReferenceCheck> &check,
@@ -929,10 +930,7 @@ void offerReference(const std::shared_ptr<ReferenceCheck> &check,
   bool ran = crc.RunSafely([&] {
     llvm::TimeTraceScope span("Check a continuation elsewhere",
                               "the whole compile");
-    LentTargetMachine machine =
-        lendTargetMachine(state.triple, state.chip, state.features);
-    if (machine)
-      machine.get()->setOptLevel(state.optLevel);
+    LentTargetMachine machine = lendMachineOf(state);
     llvm::LLVMContext context;
     std::unique_ptr<llvm::Module> module =
         machine ? readShared(sharing, context, identifier, hints) : nullptr;
@@ -1024,11 +1022,9 @@ std::shared_ptr<CutState> makeState(const RocdlSharing &sharing,
       std::make_unique<DiagnosticsSeen>(state->diagnosed));
   state->module =
       readShared(sharing, *state->context, variant.getModuleIdentifier(), {});
-  LentTargetMachine own =
-      lendTargetMachine(state->triple, state->chip, state->features);
+  LentTargetMachine own = lendMachineOf(*state);
   if (!state->module || !own)
     return nullptr;
-  own.get()->setOptLevel(state->optLevel);
   state->machine.emplace(std::move(own));
   std::optional<llvm::TimeTraceScope> step(std::in_place, "Compile to the cut");
   CodegenCut::Whole cut =
@@ -1045,9 +1041,9 @@ std::shared_ptr<CutState> makeState(const RocdlSharing &sharing,
   state->bytes = bytes;
   state->cut = std::move(cut.cut);
   ++cuts;
-  std::string key = elsewhereKey(state->target);
   if (!check)
     return state;
+  std::string key = elsewhereKey(state->target);
   if (!pool().isTargetFaithful(key) && pool().claimCheck(key)) {
     std::shared_ptr<ReferenceCheck> &made = *check;
     made = std::make_shared<ReferenceCheck>(key);
@@ -1104,8 +1100,8 @@ std::optional<RocdlSharedIsa> codegenElsewhere(const RocdlSharing &sharing,
       ++refusedModules;
       return std::nullopt;
     }
-    if (!pool().claimKeep(optimized, getCurrentVariantQueue(),
-                          /*oneIsEnough=*/true)) {
+    std::optional<VariantQueueCounts> queue = getCurrentVariantQueue();
+    if (!pool().claimKeep(optimized, queue, /*oneIsEnough=*/true)) {
       ++notKept;
       return std::nullopt;
     }
@@ -1115,7 +1111,6 @@ std::optional<RocdlSharedIsa> codegenElsewhere(const RocdlSharing &sharing,
     // Alone in its sweep (a one-variant compile, a caller's loop of them):
     // compiled whole, its ISA kept as the reference of the check a later
     // variant makes, so a compile that stays alone pays only the state.
-    std::optional<VariantQueueCounts> queue = getCurrentVariantQueue();
     if (queue && queue->notStarted == 0 && queue->running <= 1) {
       state = makeState(sharing, module, machine, checks, nullptr);
       if (!state)
@@ -1299,9 +1294,6 @@ codegenSharingRocdl(const RocdlSharing &sharing,
   state->optimized = sharing.optimized;
   state->unhinted = sharing.hints.empty();
   state->target = target;
-  state->triple = tm.getTargetTriple().str();
-  state->chip = tm.getTargetCPU().str();
-  state->features = tm.getTargetFeatureString().str();
   state->cut = std::move(whole.cut);
   // For the checks of its target still to be made (isFaithful).
   if (!faithful || !pool().isTargetFaithful(checkKey(target, /*early=*/true))) {

@@ -157,9 +157,10 @@ public:
   /// Makes the cut continuable elsewhere (continueElsewhere): keeps the
   /// module as it is now, in bitcode, and where in it lies each IR block,
   /// value and metadata node the kept machine functions refer to. False
-  /// where one lies nowhere it can be found again, or they refer to what a
-  /// copy into another module cannot map. Call while nothing else uses the
-  /// cut or its module.
+  /// where one lies nowhere it can be found again (an operand no copy into
+  /// another module maps, a block address say, is refused later, by
+  /// continueElsewhere, as Copy). Call while nothing else uses the cut or its
+  /// module.
   bool makePortable();
   bool isPortable() const { return portable != nullptr; }
   /// As continueToAssembly (`from` the cut) or continueFromEarly (`from`
