@@ -221,10 +221,12 @@ protected:
   /// The ISA of `gpuModule` under `hints`, compiled in a context of its own
   /// (as on another thread) as a variant of a sweep with more still to
   /// start; "" where it made none.
-  std::string compileAsVariant(const std::string &gpuModule, StringRef hints) {
+  std::string compileAsVariant(const std::string &gpuModule, StringRef hints,
+                               SweepHold *hold = nullptr) {
     MLIRContext own(registry, MLIRContext::Threading::DISABLED);
     own.loadAllAvailableDialects();
     VariantQueue queue(4);
+    queue.hold = hold;
     ScopedVariantQueue started(queue);
     OwningOpRef<ModuleOp> source = makeHintedCopies(own, gpuModule, hints);
     std::vector<std::string> isa = compileToIsa(*source);
@@ -608,67 +610,50 @@ TEST_F(RocdlSharedCodegenTest, CompilesWholeWhileTheCheckRunsWhereAsked) {
   EXPECT_EQ(counted.awaitedChecks, 0u);
 }
 
-/// Counts what a variant lends to its executor while it waits, and says
-/// "lent" when it does.
-class CountingLender : public ThreadLender {
+/// Counts how often a variant holds its sweep back and lets it go.
+class CountingHold : public SweepHold {
 public:
-  explicit CountingLender(Signals &signals) : signals(signals) {}
-  void lend() override {
-    ++lent;
-    signals.raise("lent");
-  }
-  void reclaim() override { ++reclaimed; }
-  std::atomic<int> lent{0}, reclaimed{0};
-
-private:
-  Signals &signals;
+  void holdBack() override { ++heldBack; }
+  void letGo() override { ++letGone; }
+  std::atomic<int> heldBack{0}, letGone{0};
 };
 
 TEST_F(RocdlSharedCodegenTest,
-       VariantsWaitForTheStateBeingMadeLendingTheirThread) {
-  // A variant that finds the state of its module being made waits for it,
-  // lending its thread to its executor meanwhile, and continues from it;
-  // the one making it continues too, so both share one code generation up
-  // to the cut, at once. (gfx950 with +xnack: a target of its own, so its
-  // check elsewhere is made here, its whole compile first on this thread.)
+       VariantsCompileWholeWhileTheStateIsMadeItsSweepHeldBack) {
+  // The variant that makes the state of its module holds its sweep back
+  // while it does, and continues from it; one that starts meanwhile compiles
+  // whole rather than waiting. (gfx950 with +xnack: a target of its own, so
+  // its check elsewhere is made here, its whole compile first on the
+  // maker's thread.)
   std::string gpuModule =
       make(kStraightKernel, "gfx950\", features = \"+xnack", "220.25");
   Signals signals;
-  std::atomic<bool> held{false};
+  std::atomic<bool> made{false};
+  CountingHold hold;
   setRocdlSharedCodegenTestHooks({{}, {}, [&] {
-                                    if (held.exchange(true))
+                                    if (made.exchange(true))
                                       return;
+                                    EXPECT_EQ(hold.heldBack, 1);
+                                    EXPECT_EQ(hold.letGone, 0);
                                     signals.raise("making");
-                                    signals.await({"waiting"});
+                                    signals.await({"whole"});
                                   }});
-  CountingLender lender(signals);
   RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
   std::vector<std::string> isa(2);
   std::thread maker(
-      [&] { isa[0] = compileAsVariant(gpuModule, "maxnreg=200"); });
+      [&] { isa[0] = compileAsVariant(gpuModule, "maxnreg=200", &hold); });
   signals.await({"making"});
-  std::thread waiter([&] {
-    MLIRContext own(registry, MLIRContext::Threading::DISABLED);
-    own.loadAllAvailableDialects();
-    VariantQueue queue(4);
-    queue.lender = &lender;
-    ScopedVariantQueue started(queue);
-    OwningOpRef<ModuleOp> source =
-        makeHintedCopies(own, gpuModule, "maxnreg=96");
-    std::vector<std::string> one = compileToIsa(*source);
-    isa[1] = one.size() == 1 ? one.front() : "";
-  });
-  // The waiter lends its thread once it waits: then the maker goes on.
-  signals.await({"lent"});
-  EXPECT_EQ(lender.lent, 1);
-  signals.raise("waiting");
+  // While the maker waits for it: a wait here would never end.
+  isa[1] = compileAsVariant(gpuModule, "maxnreg=96");
+  signals.raise("whole");
   maker.join();
-  waiter.join();
   setRocdlSharedCodegenTestHooks({});
   RocdlSharedCodegenStats after = getRocdlSharedCodegenStats();
-  EXPECT_EQ(lender.reclaimed, 1);
+  EXPECT_EQ(hold.heldBack, 1);
+  EXPECT_EQ(hold.letGone, 1);
   EXPECT_EQ(after.cuts - before.cuts, 1u);
-  EXPECT_EQ(after.continuedElsewhere - before.continuedElsewhere, 2u);
+  EXPECT_EQ(after.wholeWhileStateMade - before.wholeWhileStateMade, 1u);
+  EXPECT_EQ(after.continuedElsewhere - before.continuedElsewhere, 1u);
   expectWhole(gpuModule, "maxnreg=200;maxnreg=96", isa);
 }
 

@@ -213,21 +213,61 @@ TEST_F(SweepSchedulerTest, TasksAddedLaterQueueBehindTheWaitingOnes) {
   EXPECT_EQ(started, (std::vector<std::string>{"isa-1", "isa-2", "variant-1"}));
 }
 
-TEST_F(SweepSchedulerTest, ALentThreadsPlaceRunsTheNextTask) {
-  // One thread: a task that waits for another's work lends its place, and
-  // the next task runs meanwhile (on a helper); without it, the two would
-  // wait for each other. Reclaimed, no helper takes a task beyond it.
+TEST_F(SweepSchedulerTest, HeldBackSweepsGoLastTheLightestOfThemFirst) {
+  // One thread: the sweeps not held back go first, the heaviest first; then
+  // the held-back ones, the lightest first (a task taken from a held-back
+  // sweep does without what is being made for it).
   makePool(1);
-  {
-    SweepScheduler::Queue queue(scheduler, *pool, /*weight=*/0);
-    queue.add({[&] {
-                 logged("waiter")();
-                 scheduler.lend();
-                 ASSERT_TRUE(waitForStarted(2));
-                 release("other");
-                 scheduler.reclaim();
-               },
-               held("other"), logged("after")});
-  }
-  EXPECT_EQ(started, (std::vector<std::string>{"waiter", "other", "after"}));
+  SweepScheduler::Queue gate(scheduler, *pool, /*weight=*/1);
+  gate.add({held("gate")});
+  ASSERT_TRUE(waitForStarted(1));
+  SweepScheduler::Queue heavier(scheduler, *pool, /*weight=*/400);
+  SweepScheduler::Queue heavy(scheduler, *pool, /*weight=*/300);
+  SweepScheduler::Queue light(scheduler, *pool, /*weight=*/10);
+  SweepScheduler::Queue middle(scheduler, *pool, /*weight=*/20);
+  heavier.holdBack();
+  heavy.holdBack();
+  heavier.add({logged("heavier")});
+  heavy.add({logged("heavy")});
+  light.add({logged("light")});
+  middle.add({logged("middle")});
+  ASSERT_TRUE(waitForWaiting(4));
+  release("gate");
+  for (SweepScheduler::Queue *queue :
+       {&gate, &heavier, &heavy, &light, &middle})
+    queue->wait();
+  heavier.letGo();
+  heavy.letGo();
+  EXPECT_EQ(started, (std::vector<std::string>{"gate", "middle", "light",
+                                               "heavy", "heavier"}));
+}
+
+TEST_F(SweepSchedulerTest, ASweepLetGoTakesItsPlaceAgain) {
+  // Held back twice and let go once, the heavy sweep still goes after the
+  // lighter ones; let go again, before them.
+  makePool(1);
+  SweepScheduler::Queue gates(scheduler, *pool, /*weight=*/5);
+  SweepScheduler::Queue heavy(scheduler, *pool, /*weight=*/300);
+  SweepScheduler::Queue light(scheduler, *pool, /*weight=*/10);
+  heavy.holdBack();
+  heavy.holdBack();
+  heavy.letGo();
+  gates.add({held("gate 1")});
+  ASSERT_TRUE(waitForStarted(1));
+  gates.add({held("gate 2")});
+  heavy.add({logged("heavy 1")});
+  light.add({logged("light 1")});
+  ASSERT_TRUE(waitForWaiting(3));
+  release("gate 1");
+  ASSERT_TRUE(waitForStarted(3));
+  heavy.letGo();
+  heavy.add({logged("heavy 2")});
+  light.add({logged("light 2")});
+  ASSERT_TRUE(waitForWaiting(3));
+  release("gate 2");
+  for (SweepScheduler::Queue *queue : {&gates, &heavy, &light})
+    queue->wait();
+  EXPECT_EQ(started,
+            (std::vector<std::string>{"gate 1", "light 1", "gate 2", "heavy 1",
+                                      "heavy 2", "light 2"}));
 }

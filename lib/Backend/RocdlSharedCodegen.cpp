@@ -361,20 +361,6 @@ public:
     std::lock_guard<std::mutex> lock(mutex);
     return isRefusedLocked(optimized);
   }
-  /// takePortable, waiting while a state of `optimized` is being made
-  /// (lending the calling thread to its sweep meanwhile, LentThread): null
-  /// once none is made after all, or after kVerdictWait.
-  std::shared_ptr<CutState>
-  takePortableOnceMade(const RocdlOptimizedModule *optimized) {
-    LentThread lent;
-    std::unique_lock<std::mutex> lock(mutex);
-    std::shared_ptr<CutState> state;
-    changed.wait_for(lock, kVerdictWait, [&] {
-      state = takePortableLocked(optimized);
-      return state || !keeping.count(optimized) || isRefusedLocked(optimized);
-    });
-    return state;
-  }
   /// The most recently kept portable state of `optimized`; null where none
   /// is, or the module is refused.
   std::shared_ptr<CutState>
@@ -463,7 +449,8 @@ CutState::~CutState() {
 
 std::atomic<uint64_t> cuts{0}, continued{0}, refusedModules{0},
     refusedVariants{0}, probes{0}, widenedProbes{0}, continuedEarly{0},
-    notKept{0}, awaitedChecks{0}, checksBeside{0}, continuedElsewhere{0};
+    notKept{0}, awaitedChecks{0}, checksBeside{0}, continuedElsewhere{0},
+    wholeWhileStateMade{0};
 
 RocdlSharedCodegenTestHooks &getTestHooks() {
   static RocdlSharedCodegenTestHooks hooks;
@@ -1082,10 +1069,12 @@ std::optional<RocdlSharedIsa> codegenElsewhere(const RocdlSharing &sharing,
     return std::nullopt;
   }
   std::shared_ptr<CutState> state = pool().takePortable(optimized);
-  // One being made: wait for it, lending this thread meanwhile.
+  // One being made: compiled whole rather than waiting for it. Its maker
+  // holds the sweep back meanwhile, so only a thread with nothing else to
+  // take, or one that started beside the maker, gets here.
   if (!state && pool().isKeeping(optimized)) {
-    llvm::TimeTraceScope span("Wait for a kept state");
-    state = pool().takePortableOnceMade(optimized);
+    ++wholeWhileStateMade;
+    return std::nullopt;
   }
   std::shared_ptr<ReferenceCheck> check;
   if (!state) {
@@ -1127,6 +1116,7 @@ std::optional<RocdlSharedIsa> codegenElsewhere(const RocdlSharing &sharing,
       pool().addPortable(state);
       return RocdlSharedIsa{std::move(*isa), /*continued=*/false};
     }
+    HeldBackSweep held;
     state = makeState(sharing, module, machine, checks, &check);
   }
   if (!state)
@@ -1154,7 +1144,8 @@ RocdlSharedCodegenStats getRocdlSharedCodegenStats() {
           notKept.load(),
           awaitedChecks.load(),
           checksBeside.load(),
-          continuedElsewhere.load()};
+          continuedElsewhere.load(),
+          wholeWhileStateMade.load()};
 }
 
 void setRocdlSharedCodegenTestHooks(RocdlSharedCodegenTestHooks hooks) {

@@ -2,6 +2,8 @@
 
 #include "fly/Backend/VariantQueue.h"
 
+#include "Support/FatalErrors.h"
+
 namespace fly {
 
 static thread_local VariantQueue *currentQueue = nullptr;
@@ -19,15 +21,20 @@ ScopedVariantQueue::~ScopedVariantQueue() {
   --queue.running;
 }
 
-LentThread::LentThread()
-    : lender(currentQueue ? currentQueue->lender : nullptr) {
-  if (lender)
-    lender->lend();
+HeldBackSweep::HeldBackSweep()
+    : hold(currentQueue ? currentQueue->hold : nullptr) {
+  if (!hold)
+    return;
+  hold->holdBack();
+  onUnwind =
+      std::make_unique<ReleaseOnUnwind>([hold = hold] { hold->letGo(); });
 }
 
-LentThread::~LentThread() {
-  if (lender)
-    lender->reclaim();
+HeldBackSweep::~HeldBackSweep() {
+  if (!hold)
+    return;
+  onUnwind.reset();
+  hold->letGo();
 }
 
 std::optional<VariantQueueCounts> getCurrentVariantQueue() {

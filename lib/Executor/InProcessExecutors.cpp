@@ -173,7 +173,6 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   // Each variant once its shared ISA is there (it only assembles then), or
   // at once where it has none to wait for (it compiles its own).
   VariantQueue variantQueue(entries.size());
-  variantQueue.lender = &sweeps;
   auto variantTask = [&](unsigned e) -> std::function<void()> {
     return [&, e] {
       ScopedVariantQueue started(variantQueue);
@@ -234,9 +233,10 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   }
 
   SweepScheduler::Queue queue(sweeps, threadPool, variantCost);
+  variantQueue.hold = &queue;
   // What the backend keeps for the later ISA compiles (VariantQueue.h).
   VariantQueue isaQueue(producers.size());
-  isaQueue.lender = &sweeps;
+  isaQueue.hold = &queue;
   // Each shared ISA compile alone, then its group's variants; crashed or
   // failed, they report it or stop.
   std::vector<std::function<void()>> isaTasks;

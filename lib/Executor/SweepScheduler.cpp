@@ -2,7 +2,6 @@
 
 #include "Executor/SweepScheduler.h"
 
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/ThreadPool.h"
 
 #include <cassert>
@@ -34,8 +33,6 @@ void SweepScheduler::Queue::add(std::vector<std::function<void()>> tasks) {
   // exactly one of them or a helper.
   for (size_t i = 0; i < count; ++i)
     pool.async([&scheduler = scheduler] { scheduler.runNext(); });
-  std::lock_guard<std::mutex> lock(scheduler.mutex);
-  scheduler.startHelpers();
 }
 
 void SweepScheduler::Queue::wait() {
@@ -49,6 +46,17 @@ void SweepScheduler::Queue::wait() {
   scheduler.queues.remove(this);
 }
 
+void SweepScheduler::Queue::holdBack() {
+  std::lock_guard<std::mutex> lock(scheduler.mutex);
+  ++holds;
+}
+
+void SweepScheduler::Queue::letGo() {
+  std::lock_guard<std::mutex> lock(scheduler.mutex);
+  assert(holds && "let go more often than held back");
+  --holds;
+}
+
 size_t SweepScheduler::getWaitingCount() {
   std::lock_guard<std::mutex> lock(mutex);
   size_t count = 0;
@@ -59,9 +67,15 @@ size_t SweepScheduler::getWaitingCount() {
 
 SweepScheduler::Queue *SweepScheduler::takeNext(std::function<void()> &task) {
   Queue *next = nullptr;
-  // The first of the heaviest.
+  // The first of the heaviest not held back, else the first of the lightest.
+  auto goesBefore = [](const Queue &queue, const Queue &other) {
+    if (bool(queue.holds) != bool(other.holds))
+      return !queue.holds;
+    return queue.holds ? queue.weight < other.weight
+                       : queue.weight > other.weight;
+  };
   for (Queue *queue : queues)
-    if (!queue->waiting.empty() && (!next || queue->weight > next->weight))
+    if (!queue->waiting.empty() && (!next || goesBefore(*queue, *next)))
       next = queue;
   if (!next)
     return nullptr;
@@ -90,68 +104,6 @@ void SweepScheduler::runNext() {
   task();
   task = nullptr;
   finish(next);
-}
-
-SweepScheduler::~SweepScheduler() {
-  std::list<std::thread> started;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    started = std::move(helpers);
-  }
-  for (std::thread &helper : started)
-    helper.join();
-}
-
-void SweepScheduler::lend() {
-  std::lock_guard<std::mutex> lock(mutex);
-  ++lent;
-  startHelpers();
-}
-
-void SweepScheduler::reclaim() {
-  std::lock_guard<std::mutex> lock(mutex);
-  --lent;
-}
-
-void SweepScheduler::startHelpers() {
-  // An ended helper only releases the lock and returns: joined under it.
-  for (std::thread::id id : ended)
-    for (auto it = helpers.begin(); it != helpers.end(); ++it)
-      if (it->get_id() == id) {
-        it->join();
-        helpers.erase(it);
-        break;
-      }
-  ended.clear();
-  if (llvm::none_of(queues,
-                    [](const Queue *queue) { return !queue->waiting.empty(); }))
-    return;
-  // At most as many helpers as the pool has threads: places lent beyond
-  // that stay idle (a wait ends once a state is made).
-  size_t most = queues.front()->pool.getMaxConcurrency();
-  while (helping < lent && helping < most) {
-    ++helping;
-    helpers.emplace_back([this] { help(); });
-  }
-}
-
-void SweepScheduler::help() {
-  for (;;) {
-    std::function<void()> task;
-    Queue *next;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      next = helping > lent ? nullptr : takeNext(task);
-      if (!next) {
-        --helping;
-        ended.push_back(std::this_thread::get_id());
-        return;
-      }
-    }
-    task();
-    task = nullptr;
-    finish(next);
-  }
 }
 
 } // namespace fly

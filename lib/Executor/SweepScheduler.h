@@ -27,7 +27,6 @@
 #include <functional>
 #include <list>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 namespace llvm {
@@ -36,29 +35,26 @@ class ThreadPoolInterface;
 
 namespace fly {
 
-/// A task that waits for another's work may lend its thread's place
-/// (ThreadLender): while it is lent, a helper thread takes the next waiting
-/// tasks, one at a time, so that as many threads as the pool has compute.
-/// Helpers are at most as many as the pool's threads; a task that ends its
-/// wait computes beside the helper until that one's task ends.
-class SweepScheduler : public ThreadLender {
+/// A queue is held back while one of its tasks makes what its other tasks
+/// had better start after (VariantQueue.h's SweepHold): a free thread takes
+/// the next task of the heaviest queue not held back, and only where every
+/// queue with tasks waiting is held back, the next of the lightest of those
+/// (a task taken from a held-back queue does without what is being made,
+/// and the lightest loses least by it).
+class SweepScheduler {
 public:
   SweepScheduler() = default;
-  /// Joins the helper threads.
-  ~SweepScheduler() override;
-  void lend() override;
-  void reclaim() override;
   /// One sweep's tasks, run on `pool` beside those of the scheduler's other
   /// queues. A free thread takes the first waiting task of the queue with
   /// the largest `weight` (the estimated cost of one of its tasks) among
   /// those with tasks waiting, the earliest made among equals. `pool` must
   /// be the same for every queue of a scheduler.
-  class Queue {
+  class Queue : public SweepHold {
   public:
     Queue(SweepScheduler &scheduler, llvm::ThreadPoolInterface &pool,
           uint64_t weight);
     /// Waits for every task added.
-    ~Queue();
+    ~Queue() override;
     Queue(const Queue &) = delete;
     Queue &operator=(const Queue &) = delete;
 
@@ -67,6 +63,9 @@ public:
     void add(std::vector<std::function<void()>> tasks);
     /// Returns once every task added has returned; nothing is added after.
     void wait();
+    /// Counted: held back until every holdBack is let go.
+    void holdBack() override;
+    void letGo() override;
 
   private:
     friend class SweepScheduler;
@@ -75,6 +74,7 @@ public:
     std::deque<std::function<void()>> waiting;
     size_t unfinished = 0;
     uint64_t weight = 0;
+    size_t holds = 0;
     bool done = false;
     std::condition_variable finished;
   };
@@ -84,25 +84,15 @@ public:
 
 private:
   void runNext();
-  /// The first waiting task of the heaviest queue, taken, and its queue;
-  /// null where none waits. Under the lock.
+  /// The first waiting task of the queue to take from next, taken, and its
+  /// queue; null where none waits. Under the lock.
   Queue *takeNext(std::function<void()> &task);
   /// After a task of `queue` returned.
   void finish(Queue *queue);
-  /// Helpers while fewer help than places are lent and a task waits.
-  /// Under the lock.
-  void startHelpers();
-  void help();
 
   std::mutex mutex;
   /// In the order they were made.
   std::list<Queue *> queues;
-  size_t lent = 0;
-  size_t helping = 0;
-  std::list<std::thread> helpers;
-  /// Helpers that returned, joined by the next startHelpers (a long-lived
-  /// executor, the C API's, lends again and again).
-  std::vector<std::thread::id> ended;
 };
 
 } // namespace fly

@@ -24,9 +24,10 @@
 // elsewhere: in its own context, on its own machine, from copies of the
 // machine functions kept before the limits (so under any limits), remapped
 // onto a copy of the state's module (CodegenCut::continueElsewhere). Such a
-// state is only read, so it serves any number of threads at once; a variant
-// that starts while the state of its module is made waits for it, lending
-// its thread to the executor meanwhile (LentThread).
+// state is only read, so it serves any number of threads at once. While it
+// is made, its maker holds its sweep back (VariantQueue.h's HeldBackSweep),
+// so that free threads take other sweeps' variants first; a variant that
+// starts meanwhile all the same compiles whole rather than waiting.
 //
 // The ISA is the one the whole code generation makes, byte for byte, under the
 // conditions bench/MIR-CUT-AUDIT.md derives and what attacking it found (each
@@ -122,6 +123,9 @@ struct RocdlSharedCodegenStats {
   /// Of `continued`, those continued elsewhere: in the variant's own
   /// context, from a state another thread may hold.
   uint64_t continuedElsewhere = 0;
+  /// Variants compiled whole because the state their module continues
+  /// elsewhere from was being made.
+  uint64_t wholeWhileStateMade = 0;
 };
 RocdlSharedCodegenStats getRocdlSharedCodegenStats();
 

@@ -15,18 +15,22 @@
 
 #include <atomic>
 #include <cstddef>
+#include <memory>
 #include <optional>
 
 namespace fly {
 
-/// What an executor lets a variant of its pool do while it waits for
-/// another's work (a kept state being made, RocdlSharedCodegen.h): lend its
-/// thread's place, so that another task runs meanwhile, and reclaim it.
-class ThreadLender {
+class ReleaseOnUnwind;
+
+/// What an executor lets a variant of its pool do while it makes what the
+/// other variants of its sweep had better start after (a kept state,
+/// RocdlSharedCodegen.h): hold the sweep's waiting variants back, so that a
+/// free thread takes another sweep's first, and let them go again.
+class SweepHold {
 public:
-  virtual ~ThreadLender() = default;
-  virtual void lend() = 0;
-  virtual void reclaim() = 0;
+  virtual ~SweepHold() = default;
+  virtual void holdBack() = 0;
+  virtual void letGo() = 0;
 };
 
 /// One sweep's variants, counted by the executor that runs them.
@@ -34,8 +38,8 @@ struct VariantQueue {
   explicit VariantQueue(size_t notStarted) : notStarted(notStarted) {}
   std::atomic<size_t> notStarted;
   std::atomic<size_t> running{0};
-  /// Where the executor lends places; none: waits keep the thread.
-  ThreadLender *lender = nullptr;
+  /// Where the executor holds the sweep back; none: it cannot.
+  SweepHold *hold = nullptr;
 };
 
 /// What VariantQueue said when read.
@@ -59,17 +63,18 @@ private:
   VariantQueue *outer;
 };
 
-/// Lends the calling thread's place in the pool of the sweep whose variant
-/// it replays, while it lives (where that executor can).
-class LentThread {
+/// Holds back the sweep whose variant the calling thread replays, while it
+/// lives (where that executor can); lets go on a crash's unwind too.
+class HeldBackSweep {
 public:
-  LentThread();
-  ~LentThread();
-  LentThread(const LentThread &) = delete;
-  LentThread &operator=(const LentThread &) = delete;
+  HeldBackSweep();
+  ~HeldBackSweep();
+  HeldBackSweep(const HeldBackSweep &) = delete;
+  HeldBackSweep &operator=(const HeldBackSweep &) = delete;
 
 private:
-  ThreadLender *lender;
+  SweepHold *hold;
+  std::unique_ptr<ReleaseOnUnwind> onUnwind;
 };
 
 /// The counts of the sweep whose variant the calling thread replays; nullopt
