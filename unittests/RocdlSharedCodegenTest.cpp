@@ -195,7 +195,11 @@ protected:
             after.widenedProbes - before.widenedProbes,
             after.continuedEarly - before.continuedEarly,
             after.notKept - before.notKept,
-            after.awaitedChecks - before.awaitedChecks};
+            after.awaitedChecks - before.awaitedChecks,
+            after.checksBeside - before.checksBeside,
+            after.continuedElsewhere - before.continuedElsewhere,
+            after.wholeWhileStateMade - before.wholeWhileStateMade,
+            after.continuedElsewhereFromCut - before.continuedElsewhereFromCut};
   }
 
   /// compileBothWays() of kStraightKernel (`scale` as make's) under six
@@ -464,6 +468,23 @@ TEST_F(RocdlSharedCodegenTest,
   EXPECT_EQ(stats.cuts, 1u);
   EXPECT_EQ(stats.continued, 5u);
   EXPECT_EQ(stats.probes, 0u);
+  EXPECT_EQ(stats.refusedVariants, 0u);
+}
+
+TEST_F(RocdlSharedCodegenTest, ElsewhereContinuesFromTheCutOnceChecked) {
+  // The state's maker also checks its target's continuations elsewhere from
+  // the cut, with its own variant (whose limits are the state's); after the
+  // yes, a budget whose pressure limits the state is known for continues
+  // from the cut (128), any other from before the limits (16), which widens
+  // what the state is known for (so 24, 20 and 64 then continue from the
+  // cut). (gfx950 with +sramecc: a target of its own.)
+  RocdlSharedCodegenStats stats = compileBothWays(
+      make(kLoopKernel, "gfx950\", features = \"+sramecc", "223.25"),
+      "maxnreg=256;maxnreg=128;maxnreg=16;maxnreg=24;maxnreg=20;maxnreg=64");
+  EXPECT_EQ(stats.cuts, 1u);
+  EXPECT_EQ(stats.continued, 6u);
+  EXPECT_EQ(stats.continuedElsewhere, 6u);
+  EXPECT_EQ(stats.continuedElsewhereFromCut, 4u);
   EXPECT_EQ(stats.refusedVariants, 0u);
 }
 

@@ -295,6 +295,12 @@ public:
     std::lock_guard<std::mutex> lock(mutex);
     return !faithful.count(target) && checking.insert(target).second;
   }
+  /// The claim of a check of `target` that ended without a verdict: the next
+  /// to claim it checks.
+  void unclaimCheck(const std::string &target) {
+    std::lock_guard<std::mutex> lock(mutex);
+    checking.erase(target);
+  }
   /// Whether a whole compile of `optimized` is worth keeping, by what is
   /// left of its sweep (`queue`; nullopt: not known, kept): where more of
   /// its variants are still to start than there are idle states of it and
@@ -450,7 +456,7 @@ CutState::~CutState() {
 std::atomic<uint64_t> cuts{0}, continued{0}, refusedModules{0},
     refusedVariants{0}, probes{0}, widenedProbes{0}, continuedEarly{0},
     notKept{0}, awaitedChecks{0}, checksBeside{0}, continuedElsewhere{0},
-    wholeWhileStateMade{0};
+    wholeWhileStateMade{0}, continuedElsewhereFromCut{0};
 
 RocdlSharedCodegenTestHooks &getTestHooks() {
   static RocdlSharedCodegenTestHooks hooks;
@@ -785,9 +791,10 @@ bool continuesElsewhere() {
   return getEnvFlag("FLY_ROCDL_CONTINUE_ELSEWHERE").value_or(false);
 }
 
-/// What the verdict on continuations elsewhere on a target is recorded as.
-std::string elsewhereKey(const std::string &target) {
-  return target + "\nelsewhere";
+/// What the verdict on continuations elsewhere on a target is recorded as:
+/// from before the passes that read the pressure limits, or from the cut.
+std::string elsewhereKey(const std::string &target, bool fromCut = false) {
+  return target + (fromCut ? "\nelsewhere from the cut" : "\nelsewhere");
 }
 
 /// While alive, LLVM's words in `context` only set `seen` (DiagnosticsSeen);
@@ -826,25 +833,55 @@ readShared(const RocdlSharing &sharing, llvm::LLVMContext &context,
   return std::move(*module);
 }
 
-/// `state` continued elsewhere, from before the passes that read the
-/// pressure limits (so under any limits): in `context` on `machine`, with
-/// `hints`; nullopt where refused or LLVM said anything worse than a remark
-/// (compiled whole then, its words reaching the caller there).
+/// `state` continued elsewhere from `from` (the cut, or before the passes
+/// that read the pressure limits, so under any limits; `trace` then gets
+/// what those made): in `context` on `machine`, with `hints`; nullopt where
+/// refused (`refusal`) or LLVM said anything worse than a remark (refusal
+/// None then; compiled whole, its words reaching the caller there).
+std::optional<llvm::SmallString<0>>
+continueFrom(const CutState &state, llvm::LLVMContext &context,
+             llvm::TargetMachine &machine,
+             const std::vector<RocdlRegisterHint> &hints,
+             CodegenCut::Point from, CodegenCut::Refusal &refusal,
+             CodegenCut::Trace *trace = nullptr) {
+  bool diagnosed = false;
+  ScopedDiagnosticsSeen seen(context, diagnosed);
+  llvm::TimeTraceScope span(from == CodegenCut::Point::Cut
+                                ? "Continue elsewhere from the cut"
+                                : "Continue elsewhere from before the limits");
+  std::optional<llvm::SmallString<0>> isa = state.cut->continueElsewhere(
+      machine, context,
+      [&](llvm::Module &copy) { return setHints(copy, hints); }, from, refusal,
+      trace);
+  if (!diagnosed)
+    return isa;
+  refusal = CodegenCut::Refusal::None;
+  return std::nullopt;
+}
+
+/// Where a continuation elsewhere started.
+enum class Elsewhere { FromCut, FromEarly };
+
+/// `state` continued elsewhere with `hints`: from the cut where `fromCut`
+/// and the variant's pressure limits lie in the range the state is known
+/// for, else from before the passes that read them (`trace` then gets what
+/// those made); `started` says which. nullopt as continueFrom.
 std::optional<llvm::SmallString<0>>
 runElsewhere(const CutState &state, llvm::LLVMContext &context,
              llvm::TargetMachine &machine,
-             const std::vector<RocdlRegisterHint> &hints) {
-  bool diagnosed = false;
-  ScopedDiagnosticsSeen seen(context, diagnosed);
-  llvm::TimeTraceScope span("Continue elsewhere from before the limits");
-  CodegenCut::Refusal refusal;
-  std::optional<llvm::SmallString<0>> isa = state.cut->continueElsewhere(
-      machine, context,
-      [&](llvm::Module &copy) { return setHints(copy, hints); },
-      CodegenCut::Point::Early, refusal, /*trace=*/nullptr);
-  if (diagnosed)
-    return std::nullopt;
-  return isa;
+             const std::vector<RocdlRegisterHint> &hints, bool fromCut,
+             Elsewhere &started, CodegenCut::Trace *trace = nullptr) {
+  CodegenCut::Refusal refusal = CodegenCut::Refusal::PressureLimits;
+  started = Elsewhere::FromCut;
+  if (fromCut) {
+    std::optional<llvm::SmallString<0>> isa = continueFrom(
+        state, context, machine, hints, CodegenCut::Point::Cut, refusal);
+    if (isa || refusal != CodegenCut::Refusal::PressureLimits)
+      return isa;
+  }
+  started = Elsewhere::FromEarly;
+  return continueFrom(state, context, machine, hints, CodegenCut::Point::Early,
+                      refusal, trace);
 }
 
 /// The ISA of `module` compiled whole on `machine`, as the caller's plain
@@ -906,9 +943,13 @@ LentTargetMachine lendMachineOf(const CutState &state) {
   return machine;
 }
 
-/// The reference of `check`: `sharing`'s variant (`hints`) compiled whole
-/// in a context and on a machine of its own. A crash offers none.
-void offerReference(const std::shared_ptr<ReferenceCheck> &check,
+/// The reference of `check` (where one is): `sharing`'s variant (`hints`)
+/// compiled whole in a context and on a machine of its own; a crash offers
+/// none. With `checkCut`, the claimed check of its target's continuations
+/// elsewhere from the cut too: that variant continued from there must give
+/// the reference; where its pressure limits lie outside those of `state`,
+/// the check is left to the next state made.
+void offerReference(const std::shared_ptr<ReferenceCheck> &check, bool checkCut,
                     const RocdlSharing &sharing, const CutState &state,
                     const std::string &identifier,
                     const std::vector<RocdlRegisterHint> &hints) {
@@ -927,7 +968,28 @@ void offerReference(const std::shared_ptr<ReferenceCheck> &check,
     if (isa)
       machine.keep();
   });
-  check->offer(/*isReference=*/true, ran ? std::move(isa) : std::nullopt);
+  if (!ran)
+    isa.reset();
+  if (checkCut) {
+    std::string cutKey = elsewhereKey(state.target, /*fromCut=*/true);
+    std::optional<llvm::SmallString<0>> candidate;
+    CodegenCut::Refusal refusal = CodegenCut::Refusal::None;
+    llvm::CrashRecoveryContext crcCut;
+    bool cutRan = isa && crcCut.RunSafely([&] {
+      LentTargetMachine machine = lendMachineOf(state);
+      llvm::LLVMContext context;
+      if (machine)
+        candidate = continueFrom(state, context, *machine.get(), hints,
+                                 CodegenCut::Point::Cut, refusal);
+    });
+    if (cutRan && !candidate && refusal == CodegenCut::Refusal::PressureLimits)
+      pool().unclaimCheck(cutKey);
+    else
+      pool().setTargetFaithful(cutKey,
+                               cutRan && candidate && *candidate == *isa);
+  }
+  if (check)
+    check->offer(/*isReference=*/true, std::move(isa));
 }
 
 /// The ISA of `sharing`'s variant continued elsewhere from `state` (in
@@ -950,7 +1012,9 @@ continueElsewhereFrom(const CutState &state, const RocdlSharing &sharing,
     bool ran = crc.RunSafely([&] {
       llvm::TimeTraceScope span("Check a continuation elsewhere",
                                 "the kept variant's");
-      again = runElsewhere(state, context, machine, state.keptHints);
+      CodegenCut::Refusal refusal;
+      again = continueFrom(state, context, machine, state.keptHints,
+                           CodegenCut::Point::Early, refusal);
     });
     pool().setTargetFaithful(key, ran && again && *again == state.keptIsa);
     known = pool().isTargetFaithful(key);
@@ -962,13 +1026,27 @@ continueElsewhereFrom(const CutState &state, const RocdlSharing &sharing,
     if (check)
       check->offer(/*isReference=*/false, std::nullopt);
   });
+  // From the cut only once that route is known to be faithful (and not for
+  // the check's candidate); from before the limits otherwise, traced where
+  // what those passes made widens the state's limits for the cut route.
+  bool fromCut = !check && pool()
+                               .isTargetFaithful(elsewhereKey(state.target,
+                                                              /*fromCut=*/true))
+                               .value_or(false);
+  Elsewhere started;
+  CodegenCut::Trace trace;
   std::optional<llvm::SmallString<0>> isa =
-      runElsewhere(state, context, machine, sharing.hints);
+      runElsewhere(state, context, machine, sharing.hints, fromCut, started,
+                   fromCut ? &trace : nullptr);
   crashed.unregister();
   if (check)
     check->offer(/*isReference=*/false, isa);
   if (!isa)
     return std::nullopt;
+  if (started == Elsewhere::FromCut) {
+    ++continuedElsewhereFromCut;
+    return isa;
+  }
   if (!known)
     known = pool().isTargetFaithful(key);
   if (!known) {
@@ -976,7 +1054,11 @@ continueElsewhereFrom(const CutState &state, const RocdlSharing &sharing,
     llvm::TimeTraceScope span("Wait for the continuation check");
     known = pool().awaitTargetFaithful(key);
   }
-  return known && *known ? std::move(isa) : std::nullopt;
+  if (!known || !*known)
+    return std::nullopt;
+  if (fromCut)
+    state.cut->widenLimits(trace);
+  return isa;
 }
 
 /// A portable state of `sharing`'s shared module for its variant made here,
@@ -1031,22 +1113,27 @@ std::shared_ptr<CutState> makeState(const RocdlSharing &sharing,
   if (!check)
     return state;
   std::string key = elsewhereKey(state->target);
-  if (!pool().isTargetFaithful(key) && pool().claimCheck(key)) {
-    std::shared_ptr<ReferenceCheck> &made = *check;
-    made = std::make_shared<ReferenceCheck>(key);
-    std::shared_ptr<ReferenceCheck> check = made;
+  std::string cutKey = elsewhereKey(state->target, /*fromCut=*/true);
+  if (!pool().isTargetFaithful(key) && pool().claimCheck(key))
+    *check = std::make_shared<ReferenceCheck>(key);
+  bool checkCut = !pool().isTargetFaithful(cutKey) && pool().claimCheck(cutKey);
+  if (*check || checkCut) {
+    std::shared_ptr<ReferenceCheck> reference = *check;
     std::string identifier = variant.getModuleIdentifier();
     if (checks) {
       ++checksBeside;
-      checks->threads.emplace_back([check, sharing, state, identifier] {
-        FatalErrorsUnwindCrashRecovery fatalErrors;
-        TimeTraceThreadScope threadTrace;
-        llvm::TimeTraceScope task("Continuation check",
-                                  "elsewhere, the whole compile");
-        offerReference(check, sharing, *state, identifier, sharing.hints);
-      });
+      checks->threads.emplace_back(
+          [reference, checkCut, sharing, state, identifier] {
+            FatalErrorsUnwindCrashRecovery fatalErrors;
+            TimeTraceThreadScope threadTrace;
+            llvm::TimeTraceScope task("Continuation check",
+                                      "elsewhere, the whole compile");
+            offerReference(reference, checkCut, sharing, *state, identifier,
+                           sharing.hints);
+          });
     } else {
-      offerReference(check, sharing, *state, identifier, sharing.hints);
+      offerReference(reference, checkCut, sharing, *state, identifier,
+                     sharing.hints);
     }
   }
   pool().addPortable(state);
@@ -1145,7 +1232,8 @@ RocdlSharedCodegenStats getRocdlSharedCodegenStats() {
           awaitedChecks.load(),
           checksBeside.load(),
           continuedElsewhere.load(),
-          wholeWhileStateMade.load()};
+          wholeWhileStateMade.load(),
+          continuedElsewhereFromCut.load()};
 }
 
 void setRocdlSharedCodegenTestHooks(RocdlSharedCodegenTestHooks hooks) {

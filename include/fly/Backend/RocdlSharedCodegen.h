@@ -21,9 +21,11 @@
 // to find no state of it makes one instead: a copy of the module without
 // register hints, in a context and on a machine of its own, compiled up to
 // the cut, made portable. Every variant, that one too, then continues
-// elsewhere: in its own context, on its own machine, from copies of the
-// machine functions kept before the limits (so under any limits), remapped
-// onto a copy of the state's module (CodegenCut::continueElsewhere). Such a
+// elsewhere: in its own context, on its own machine, from copies of the kept
+// machine functions remapped onto a copy of the state's module
+// (CodegenCut::continueElsewhere): from the cut where its pressure limits
+// lie in the range the state is known for, else from before the limits (so
+// under any limits), which widens that range as above. Such a
 // state is only read, so it serves any number of threads at once. While it
 // is made, its maker holds its sweep back (VariantQueue.h's HeldBackSweep),
 // so that free threads take other sweeps' variants first; a variant that
@@ -56,8 +58,12 @@
 // given back, the checked one at the latest). Elsewhere, the variant that
 // makes the first state of a target is also compiled whole (on a thread of
 // its own where other variants run beside it under crash recovery, else
-// first), and its continuation must give that ISA; a state kept by a variant
-// compiled whole alone keeps that ISA for the check the next variant makes.
+// first), and its continuation from before the limits must give that ISA,
+// and so must its continuation from the cut, on that thread, before any
+// other continues from there (where its limits lie outside the state's,
+// the next state made checks that route); a state kept by a variant
+// compiled whole alone keeps its ISA for the check the next variant makes
+// (from before the limits only).
 // A target where a check says no
 // is never continued (a sweep whose variants never meet a kept state pays
 // nothing). A variant that continues while the check of its route runs waits
@@ -126,6 +132,9 @@ struct RocdlSharedCodegenStats {
   /// Variants compiled whole because the state their module continues
   /// elsewhere from was being made.
   uint64_t wholeWhileStateMade = 0;
+  /// Of `continuedElsewhere`, those from the cut (the others from before the
+  /// passes that read the pressure limits).
+  uint64_t continuedElsewhereFromCut = 0;
 };
 RocdlSharedCodegenStats getRocdlSharedCodegenStats();
 
