@@ -19,9 +19,13 @@ drifts. Needs only Python 3 and the tools; reuses scaling.py's timing.
 
 A mode may also run another build: --tool main=/old/bin/fly-tune runs mode
 `main` with that fly-tune (naive parallel always runs --fly-tune's).
+
+With --one-sweep the inputs are one sweep, the config space: fly-tune runs
+over all of them at once, naive parallel one process per kernel and hint set.
 """
 
 import argparse
+import glob
 import json
 import os
 import platform
@@ -43,12 +47,18 @@ def parse_mode(text):
 
 
 def read_times(out_dirs):
-    """Phase times from each run's manifest.json: prefix, phase 2, total,
-    and every variant's replay time (ms)."""
+    """Phase times from each run's manifest.json (a sweep of several kernels:
+    each kernel's): prefix, phase 2, total, and every variant's replay time
+    (ms)."""
     times = {"prefix_ms": [], "replay_ms": [], "total_ms": [], "variant_ms": []}
+    paths = []
     for d in out_dirs:
+        own = os.path.join(d, "manifest.json")
+        paths += [own] if os.path.exists(own) else sorted(
+            glob.glob(os.path.join(d, "*", "manifest.json")))
+    for path in paths:
         try:
-            with open(os.path.join(d, "manifest.json")) as f:
+            with open(path) as f:
                 m = json.load(f)
         except (OSError, ValueError):
             continue
@@ -74,6 +84,8 @@ def main(argv):
                    help="mode=path: the fly-tune that mode runs")
     p.add_argument("--work", default="/tmp/fly-env-pairs")
     p.add_argument("--out", required=True)
+    p.add_argument("--one-sweep", action="store_true",
+                   help="the inputs are one sweep (see above)")
     a = p.parse_args(argv)
     family = a.target.split(":")[0]
     modes = [parse_mode(m) for m in a.mode]
@@ -87,7 +99,8 @@ def main(argv):
     base_env = dict(os.environ, FLY_ENABLE_CACHE="0")
 
     def fly_cmd(inp, hints, jobs, out, tool=None):
-        return [tool or a.fly_tune, inp, f"--target={a.target}", f"--toolkit={a.toolkit}",
+        return [tool or a.fly_tune, *inp.split(","), f"--target={a.target}",
+                f"--toolkit={a.toolkit}",
                 f"--hints-file={hints}", f"--jobs={jobs}", f"--out-dir={out}",
                 "--no-cache", "--quiet"]
 
@@ -98,12 +111,13 @@ def main(argv):
         return path
 
     results = []
-    for inp in a.inputs.split(","):
+    for inp in [a.inputs] if a.one_sweep else a.inputs.split(","):
         for n in [int(x) for x in a.N.split(",")]:
             sets = hint_sets(family, n)
             all_hints = write_hints(f"hints-{n}.json", sets)
-            naive = [fly_cmd(inp, write_hints(f"one-{i}.json", [h]), 1,
-                             os.path.join(a.work, f"naive-{i}"))
+            naive = [fly_cmd(kernel, write_hints(f"one-{i}.json", [h]), 1,
+                             os.path.join(a.work, f"naive-{len(sets) * k + i}"))
+                     for k, kernel in enumerate(inp.split(","))
                      for i, h in enumerate(sets)]
             names = ["naive-parallel"] + [m[0] for m in modes]
             runs = {name: [] for name in names}
@@ -115,7 +129,8 @@ def main(argv):
                         os.environ.update(base_env)
                         r = measure(naive, a.P, 0, log)
                         r["times"] = read_times(
-                            os.path.join(a.work, f"naive-{i}") for i in range(n))
+                            os.path.join(a.work, f"naive-{i}")
+                            for i in range(len(naive)))
                     else:
                         env = dict(base_env, **dict(modes)[name])
                         os.environ.clear()
@@ -127,14 +142,15 @@ def main(argv):
                         r["times"] = read_times([out])
                     r["rep"] = rep
                     runs[name].append(r)
-                    print(f"{os.path.basename(inp)} N={n} rep {rep} {name}: "
+                    print(f"{len(inp.split(','))} kernel(s) N={n} rep {rep} {name}: "
                           f"{r['wall_s']:.3f} s wall, {r['cpu_s']:.2f} s CPU, "
                           f"{r['peak_rss_mb']:.0f} MB"
                           + (f", {len(r['failures'])} failed" if r["failures"] else ""),
                           flush=True)
             os.environ.clear()
             os.environ.update(base_env)
-            row = {"input": os.path.basename(inp), "N": n, "P": a.P, "runs": runs}
+            row = {"input": "+".join(os.path.basename(k) for k in inp.split(",")),
+                   "N": n, "P": a.P, "runs": runs}
             naive_walls = [r["wall_s"] for r in runs["naive-parallel"]]
             row["summary"] = {}
             for name in names:
