@@ -784,9 +784,9 @@ continueState(std::shared_ptr<CutState> state, const RocdlSharing &sharing,
 /// Whether variants continue elsewhere (FLY_ROCDL_CONTINUE_ELSEWHERE, off by
 /// default): each in its own context, on a copy of a state's module
 /// (CodegenCut::continueElsewhere), so one state serves any number of
-/// threads at once; else a state serves one thread at a time. On the
-/// 16-core node it took 11-13 % less CPU but 5-7 % more wall time at P = 16
-/// on the config sweep and at N = P (bench/node-elsewhere).
+/// threads at once; else a state serves one thread at a time. On 2 cores it
+/// took 6 % less wall time, but on the 16-core node no less on the config
+/// sweep and more on a GEMM at N = 64 (bench/node-held).
 bool continuesElsewhere() {
   return getEnvFlag("FLY_ROCDL_CONTINUE_ELSEWHERE").value_or(false);
 }
