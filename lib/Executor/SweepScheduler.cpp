@@ -29,8 +29,7 @@ void SweepScheduler::Queue::add(std::vector<std::function<void()>> tasks) {
     unfinished += count;
   }
   // One pool task per task added: each takes whichever task is next when it
-  // starts (none where a helper took it), so every added task is taken by
-  // exactly one of them or a helper.
+  // starts, so every added task is taken by exactly one of them.
   for (size_t i = 0; i < count; ++i)
     pool.async([&scheduler = scheduler] { scheduler.runNext(); });
 }
