@@ -21,6 +21,35 @@ carry_unpack() {
   carry_unzstd -c "$carry/fly.tar.zst" | tar xf - -C "$dest"
 }
 
+# The carried wheel unpacked in DEST, its fly-tune and ROCm toolkit in
+# `tune` and `toolkit`, and OUT/node.txt describing it and the node.
+carry_tools() {
+  local dest=$1 out=$2
+  carry_unpack "$dest"
+  tune=$dest/fly_snapshot/bin/fly-tune toolkit=$dest/fly_snapshot/rocm-toolkit
+  carry_describe "$dest" > "$out/node.txt"
+}
+
+# scaling.py's ROCDL config-space workload generated in DIR: its kernels'
+# paths in the array `config`, its 16 hint sets in DIR/h16.json.
+config_workload() {
+  local dir=$1 bench
+  bench=$(dirname "${BASH_SOURCE[0]}")
+  config=()
+  local tile unroll
+  unroll=$(python3 -c "import sys; sys.path.insert(0, '$bench')
+from scaling import CONFIG_UNROLL; print(CONFIG_UNROLL['rocdl'])")
+  for tile in $(python3 -c "import sys; sys.path.insert(0, '$bench')
+from scaling import CONFIG_TILES; print(' '.join(CONFIG_TILES['rocdl']))"); do
+    python3 "$bench/gen_gemm.py" --target rocdl --tiles "$tile" --unroll "$unroll" \
+      -o "$dir/config-$tile.mlir"
+    config+=("$dir/config-$tile.mlir")
+  done
+  python3 -c "import sys, json; sys.path.insert(0, '$bench')
+from scaling import hint_sets
+json.dump(hint_sets('rocdl', 16), open('$dir/h16.json', 'w'))"
+}
+
 # The build unpacked in DEST/fly_snapshot and the node it runs on, for
 # OUT/node.txt.
 carry_describe() {

@@ -16,9 +16,7 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$1 pair_reps=${2:-5} config_reps=${3:-4}
 mkdir -p "$out"
 source "$repo/bench/node-carry.sh"
-carry_unpack /tmp/fly
-tune=/tmp/fly/fly_snapshot/bin/fly-tune toolkit=/tmp/fly/fly_snapshot/rocm-toolkit
-carry_describe /tmp/fly > "$out/node.txt"
+carry_tools /tmp/fly "$out"
 gemm=/tmp/fly/gemm-128x256-u16.mlir
 python3 "$repo/bench/gen_gemm.py" --target rocdl --tiles 128x256 --unroll 16 -o "$gemm"
 timeout 200 python3 "$repo/bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
@@ -39,15 +37,7 @@ for rep in $(seq "$config_reps"); do
     done
   done
 done
-python3 -c "import sys, json; sys.path.insert(0, '$repo/bench')
-from scaling import hint_sets
-json.dump(hint_sets('rocdl', 16), open('/tmp/fly/h16.json', 'w'))"
-config=()
-for tile in 64x64 64x128 128x128 128x256; do
-  k=/tmp/fly/config-$tile.mlir
-  python3 "$repo/bench/gen_gemm.py" --target rocdl --tiles "$tile" --unroll 8 -o "$k"
-  config+=("$k")
-done
+config_workload /tmp/fly
 sweep() {
   local dir=$1
   shift

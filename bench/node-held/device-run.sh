@@ -15,17 +15,10 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$1 config_reps=${2:-8} gemm_reps=${3:-3}
 mkdir -p "$out"
 source "$repo/bench/node-carry.sh"
-carry_unpack /tmp/fly
-tune=/tmp/fly/fly_snapshot/bin/fly-tune toolkit=/tmp/fly/fly_snapshot/rocm-toolkit
-carry_describe /tmp/fly > "$out/node.txt"
+carry_tools /tmp/fly "$out"
+config_workload /tmp/fly
 modes=(--mode here:FLY_ROCDL_CONTINUE_ELSEWHERE=0
   --mode elsewhere:FLY_ROCDL_CONTINUE_ELSEWHERE=1 --mode whole:FLY_ROCDL_CODEGEN_CUT=0)
-config=()
-for tile in 64x64 64x128 128x128 128x256; do
-  k=/tmp/fly/config-$tile.mlir
-  python3 "$repo/bench/gen_gemm.py" --target rocdl --tiles "$tile" --unroll 8 -o "$k"
-  config+=("$k")
-done
 gemm=/tmp/fly/gemm-128x256-u16.mlir
 python3 "$repo/bench/gen_gemm.py" --target rocdl --tiles 128x256 --unroll 16 -o "$gemm"
 timeout 250 python3 "$repo/bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
@@ -35,9 +28,6 @@ timeout 250 python3 "$repo/bench/env_pairs.py" --fly-tune "$tune" --toolkit "$to
 timeout 200 python3 "$repo/bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
   --target rocdl:gfx942 --inputs "$gemm" --N 64 --P 16 --reps "$gemm_reps" "${modes[@]}" \
   --work /tmp/fly/gemm --out "$out/gemm" > "$out/gemm.log" 2>&1 || echo "gemm: rc $?"
-python3 -c "import sys, json; sys.path.insert(0, '$repo/bench')
-from scaling import hint_sets
-json.dump(hint_sets('rocdl', 16), open('/tmp/fly/h16.json', 'w'))"
 for mode in here:FLY_ROCDL_CONTINUE_ELSEWHERE=0 elsewhere:FLY_ROCDL_CONTINUE_ELSEWHERE=1; do
   name=${mode%%:*}
   rm -rf /tmp/fly/traced
