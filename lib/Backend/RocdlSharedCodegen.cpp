@@ -314,7 +314,7 @@ public:
                  bool oneIsEnough = false) {
     std::lock_guard<std::mutex> lock(mutex);
     // Continued elsewhere, one state serves every variant of its module, those
-    // running beside this one too (they wait for it).
+    // running beside this one too (from once it is made).
     if (oneIsEnough) {
       if (keeping.count(optimized) || takePortableLocked(optimized))
         return false;
@@ -1064,7 +1064,7 @@ continueElsewhereFrom(const CutState &state, const RocdlSharing &sharing,
 /// A portable state of `sharing`'s shared module for its variant made here,
 /// where none is and none is being made: a copy of the shared module without
 /// register hints, in a context and on a machine of its own, compiled up to
-/// the cut (variants of the module that start meanwhile wait for it). With
+/// the cut (variants of the module that start meanwhile compile whole). With
 /// `check`, it is published, and its target's check elsewhere, where none
 /// was made, is claimed with it (the reference then starts beside the
 /// variant, in `checks`, or here first); without, the caller publishes it.
