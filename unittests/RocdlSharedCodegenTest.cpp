@@ -636,7 +636,8 @@ class CountingHold : public SweepHold {
 public:
   void holdBack() override { ++heldBack; }
   void letGo() override { ++letGone; }
-  std::atomic<int> heldBack{0}, letGone{0};
+  void letGoOpening() override { ++letGoneOpening; }
+  std::atomic<int> heldBack{0}, letGone{0}, letGoneOpening{0};
 };
 
 TEST_F(RocdlSharedCodegenTest,
@@ -656,6 +657,8 @@ TEST_F(RocdlSharedCodegenTest,
                                       return;
                                     EXPECT_EQ(hold.heldBack, 1);
                                     EXPECT_EQ(hold.letGone, 0);
+                                    // Held back by the maker itself now.
+                                    EXPECT_GE(hold.letGoneOpening, 1);
                                     signals.raise("making");
                                     signals.await({"whole"});
                                   }});

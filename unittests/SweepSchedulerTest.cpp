@@ -271,3 +271,78 @@ TEST_F(SweepSchedulerTest, ASweepLetGoTakesItsPlaceAgain) {
             (std::vector<std::string>{"gate 1", "light 1", "gate 2", "heavy 1",
                                       "heavy 2", "light 2"}));
 }
+
+TEST_F(SweepSchedulerTest, AQueueOpenedHeldBackWaitsForItsFirstTaskToReturn) {
+  // The heavy sweep's first task holds it back while it runs: the free
+  // thread takes the light sweep's tasks first. Once it has returned, the
+  // heavy sweep takes its place again.
+  makePool(2);
+  SweepScheduler::Queue gates(scheduler, *pool, /*weight=*/1);
+  SweepScheduler::Queue heavy(scheduler, *pool, /*weight=*/300);
+  SweepScheduler::Queue light(scheduler, *pool, /*weight=*/10);
+  heavy.openHeldBack();
+  gates.add({held("gate 1")});
+  ASSERT_TRUE(waitForStarted(1));
+  heavy.add({held("heavy 1"), logged("heavy 2")});
+  ASSERT_TRUE(waitForStarted(2));
+  light.add({logged("light 1"), held("light 2")});
+  ASSERT_TRUE(waitForWaiting(3));
+  release("gate 1");
+  ASSERT_TRUE(waitForStarted(4));
+  release("heavy 1");
+  ASSERT_TRUE(waitForStarted(5));
+  // A second gate, then tasks of both: the heavy sweep no longer held back.
+  gates.add({held("gate 2")});
+  ASSERT_TRUE(waitForStarted(6));
+  heavy.add({logged("heavy 3")});
+  light.add({logged("light 3")});
+  ASSERT_TRUE(waitForWaiting(2));
+  release("light 2");
+  ASSERT_TRUE(waitForStarted(8));
+  release("gate 2");
+  for (SweepScheduler::Queue *queue : {&gates, &heavy, &light})
+    queue->wait();
+  // Opened as a plain queue: gate 1, heavy 1, heavy 2, light 1, ...
+  EXPECT_EQ(started, (std::vector<std::string>{"gate 1", "heavy 1", "light 1",
+                                               "light 2", "heavy 2", "gate 2",
+                                               "heavy 3", "light 3"}));
+}
+
+TEST_F(SweepSchedulerTest, AnOpeningTaskThatLetsGoLetsItsQueueTakeItsPlace) {
+  // The first task lets go of the opening hold while it still runs (it knows
+  // it makes nothing the others wait for); once is enough, and only the
+  // opening hold goes: one of holdBack's stays.
+  makePool(2);
+  SweepScheduler::Queue gates(scheduler, *pool, /*weight=*/1);
+  SweepScheduler::Queue heavy(scheduler, *pool, /*weight=*/300);
+  SweepScheduler::Queue light(scheduler, *pool, /*weight=*/10);
+  heavy.openHeldBack();
+  gates.add({held("gate 1")});
+  ASSERT_TRUE(waitForStarted(1));
+  heavy.add({[&] {
+               heavy.letGoOpening();
+               heavy.letGoOpening();
+               held("heavy 1")();
+             },
+             logged("heavy 2")});
+  ASSERT_TRUE(waitForStarted(2));
+  light.add({logged("light 1")});
+  ASSERT_TRUE(waitForWaiting(2));
+  release("gate 1");
+  ASSERT_TRUE(waitForStarted(4));
+  heavy.holdBack();
+  gates.add({held("gate 2")});
+  ASSERT_TRUE(waitForStarted(5));
+  heavy.add({logged("heavy 3")});
+  light.add({logged("light 2")});
+  ASSERT_TRUE(waitForWaiting(2));
+  release("gate 2");
+  ASSERT_TRUE(waitForStarted(7));
+  heavy.letGo();
+  release("heavy 1");
+  for (SweepScheduler::Queue *queue : {&gates, &heavy, &light})
+    queue->wait();
+  EXPECT_EQ(started,
+            (std::vector<std::string>{"gate 1", "heavy 1", "heavy 2", "light 1",
+                                      "gate 2", "light 2", "heavy 3"}));
+}

@@ -1204,10 +1204,12 @@ std::optional<RocdlSharedIsa> codegenElsewhere(const RocdlSharing &sharing,
       return RocdlSharedIsa{std::move(*isa), /*continued=*/false};
     }
     HeldBackSweep held;
+    letGoOpeningHold();
     state = makeState(sharing, module, machine, checks, &check);
   }
   if (!state)
     return std::nullopt;
+  letGoOpeningHold();
   std::optional<llvm::SmallString<0>> isa =
       continueElsewhereFrom(*state, sharing, context, *machine.get(), check);
   if (!isa) {
@@ -1242,6 +1244,11 @@ void setRocdlSharedCodegenTestHooks(RocdlSharedCodegenTestHooks hooks) {
 
 void setRocdlKeepForLaterSweeps(bool keep) { keepForLaterSweeps = keep; }
 
+bool rocdlSweepsOpenWithAState() {
+  return continuesElsewhere() &&
+         getRocdlSharedCodegenMode() != RocdlSharedCodegenMode::Off;
+}
+
 RocdlSharedCodegenMode getRocdlSharedCodegenMode() {
   std::optional<std::string> value =
       getEnvFlagOrWord("FLY_ROCDL_CODEGEN_CUT", "verify");
@@ -1256,6 +1263,9 @@ codegenSharingRocdl(const RocdlSharing &sharing,
                     std::unique_ptr<llvm::LLVMContext> &context,
                     std::unique_ptr<llvm::Module> &module,
                     std::optional<LentTargetMachine> &machine) {
+  // Whatever it returns, this variant knows by then what it continues from;
+  // codegenElsewhere lets go sooner where it can.
+  llvm::scope_exit opened([] { letGoOpeningHold(); });
   if (!sharing.optimized || !sharing.optimized->eligible || !context ||
       !module || !machine || !*machine ||
       getRocdlSharedCodegenMode() == RocdlSharedCodegenMode::Off)

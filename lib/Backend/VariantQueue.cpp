@@ -37,6 +37,11 @@ HeldBackSweep::~HeldBackSweep() {
   hold->letGo();
 }
 
+void letGoOpeningHold() {
+  if (currentQueue && currentQueue->hold)
+    currentQueue->hold->letGoOpening();
+}
+
 std::optional<VariantQueueCounts> getCurrentVariantQueue() {
   if (!currentQueue)
     return std::nullopt;

@@ -4,11 +4,13 @@
 #include "Executor/SweepScheduler.h"
 #include "Support/Environment.h"
 #include "Support/FatalErrors.h"
+#include "fly/Backend/RocdlSharedCodegen.h"
 #include "fly/Backend/VariantQueue.h"
 #include "fly/Executor/Executor.h"
 #include "fly/Snapshot/Snapshot.h"
 #include "fly/Support/TimeTrace.h"
 
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -123,6 +125,15 @@ static uint64_t estimateVariantCost(ModuleOp preBinary) {
   return operations;
 }
 
+/// Whether a variant of `preBinary` compiles for ROCDL.
+static bool targetsRocdl(ModuleOp preBinary) {
+  for (gpu::GPUModuleOp module : getTargetedGpuModules(preBinary))
+    if (ArrayAttr targets = module.getTargetsAttr())
+      if (llvm::any_of(targets, llvm::IsaPred<ROCDL::ROCDLTargetAttr>))
+        return true;
+  return false;
+}
+
 /// Whether a free thread takes the next variant of the kernel estimated to
 /// cost most (FLY_LARGEST_KERNEL_FIRST=0: first come, first served, for a
 /// bench's side by side).
@@ -233,6 +244,10 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   }
 
   SweepScheduler::Queue queue(sweeps, threadPool, variantCost);
+  // Its first variant makes the state the others continue from: they had
+  // better start after.
+  if (rocdlSweepsOpenWithAState() && targetsRocdl(work.preBinary))
+    queue.openHeldBack();
   variantQueue.hold = &queue;
   // What the backend keeps for the later ISA compiles (VariantQueue.h).
   VariantQueue isaQueue(producers.size());

@@ -56,6 +56,20 @@ void SweepScheduler::Queue::letGo() {
   --holds;
 }
 
+void SweepScheduler::Queue::openHeldBack() {
+  std::lock_guard<std::mutex> lock(scheduler.mutex);
+  assert(!unfinished && "a queue opened held back after a task was added");
+  opensHeldBack = true;
+}
+
+void SweepScheduler::Queue::letGoOpening() {
+  std::lock_guard<std::mutex> lock(scheduler.mutex);
+  if (!openingHeld)
+    return;
+  openingHeld = false;
+  --holds;
+}
+
 size_t SweepScheduler::getWaitingCount() {
   std::lock_guard<std::mutex> lock(mutex);
   size_t count = 0;
@@ -64,7 +78,8 @@ size_t SweepScheduler::getWaitingCount() {
   return count;
 }
 
-SweepScheduler::Queue *SweepScheduler::takeNext(std::function<void()> &task) {
+SweepScheduler::Queue *SweepScheduler::takeNext(std::function<void()> &task,
+                                                bool &opens) {
   Queue *next = nullptr;
   // The first of the heaviest not held back, else the first of the lightest.
   auto goesBefore = [](const Queue &queue, const Queue &other) {
@@ -80,10 +95,18 @@ SweepScheduler::Queue *SweepScheduler::takeNext(std::function<void()> &task) {
     return nullptr;
   task = std::move(next->waiting.front());
   next->waiting.pop_front();
+  opens = next->opensHeldBack;
+  if (opens) {
+    next->opensHeldBack = false;
+    next->openingHeld = true;
+    ++next->holds;
+  }
   return next;
 }
 
-void SweepScheduler::finish(Queue *queue) {
+void SweepScheduler::finish(Queue *queue, bool opened) {
+  if (opened)
+    queue->letGoOpening();
   std::lock_guard<std::mutex> lock(mutex);
   // Notified under the lock: wait() may return, and its queue go, as soon
   // as the lock is released.
@@ -94,15 +117,16 @@ void SweepScheduler::finish(Queue *queue) {
 void SweepScheduler::runNext() {
   std::function<void()> task;
   Queue *next;
+  bool opens = false;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    next = takeNext(task);
+    next = takeNext(task, opens);
   }
   if (!next)
     return;
   task();
   task = nullptr;
-  finish(next);
+  finish(next, opens);
 }
 
 } // namespace fly

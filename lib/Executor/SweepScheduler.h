@@ -40,7 +40,9 @@ namespace fly {
 /// the next task of the heaviest queue not held back, and only where every
 /// queue with tasks waiting is held back, the next of the lightest of those
 /// (a task taken from a held-back queue does without what is being made,
-/// and the lightest loses least by it).
+/// and the lightest loses least by it). A queue may open held back: from
+/// when its first task is taken until that task lets go (letGoOpening) or
+/// returns.
 class SweepScheduler {
 public:
   SweepScheduler() = default;
@@ -66,6 +68,10 @@ public:
     /// Counted: held back until every holdBack is let go.
     void holdBack() override;
     void letGo() override;
+    /// Before any task is added: the first task taken holds the queue back
+    /// (one more holdBack) until it lets go, or returns.
+    void openHeldBack();
+    void letGoOpening() override;
 
   private:
     friend class SweepScheduler;
@@ -75,6 +81,9 @@ public:
     size_t unfinished = 0;
     uint64_t weight = 0;
     size_t holds = 0;
+    /// openHeldBack(), and whether the opening hold is still held.
+    bool opensHeldBack = false;
+    bool openingHeld = false;
     bool done = false;
     std::condition_variable finished;
   };
@@ -85,10 +94,11 @@ public:
 private:
   void runNext();
   /// The first waiting task of the queue to take from next, taken, and its
-  /// queue; null where none waits. Under the lock.
-  Queue *takeNext(std::function<void()> &task);
-  /// After a task of `queue` returned.
-  void finish(Queue *queue);
+  /// queue; null where none waits. `opens`: the task is its queue's first
+  /// and holds it back (openHeldBack). Under the lock.
+  Queue *takeNext(std::function<void()> &task, bool &opens);
+  /// After a task of `queue` returned; `opened`: its first (takeNext).
+  void finish(Queue *queue, bool opened);
 
   std::mutex mutex;
   /// In the order they were made.

@@ -29,7 +29,10 @@
 // state is only read, so it serves any number of threads at once. While it
 // is made, its maker holds its sweep back (VariantQueue.h's HeldBackSweep),
 // so that free threads take other sweeps' variants first; a variant that
-// starts meanwhile all the same compiles whole rather than waiting.
+// starts meanwhile all the same compiles whole rather than waiting. The
+// executor holds the sweep back from its first variant's start
+// (rocdlSweepsOpenWithAState), since the translation and optimisation before
+// code generation give the free threads time to take the rest.
 //
 // The ISA is the one the whole code generation makes, byte for byte, under the
 // conditions bench/MIR-CUT-AUDIT.md derives and what attacking it found (each
@@ -144,6 +147,14 @@ RocdlSharedCodegenStats getRocdlSharedCodegenStats();
 /// module (fly-tune, fly-opt) turns it off, so a one-variant compile there
 /// costs what a whole compile does.
 void setRocdlKeepForLaterSweeps(bool keep);
+
+/// Whether the first variant of a ROCDL sweep to get to code generation makes
+/// the state the others continue from (FLY_ROCDL_CONTINUE_ELSEWHERE=1, code
+/// generation shared). An executor had better open such a sweep held back
+/// (VariantQueue.h's SweepHold): the others that start before the state is
+/// made compile whole. That variant lets go of the opening hold once it holds
+/// the sweep back itself, or knows it makes none.
+bool rocdlSweepsOpenWithAState();
 
 enum class RocdlSharedCodegenMode { Off, On, Verify };
 /// FLY_ROCDL_CODEGEN_CUT: 0 (off), verify, anything else or unset: on.

@@ -26,11 +26,21 @@ class ReleaseOnUnwind;
 /// other variants of its sweep had better start after (a kept state,
 /// RocdlSharedCodegen.h): hold the sweep's waiting variants back, so that a
 /// free thread takes another sweep's first, and let them go again.
+///
+/// An executor may also hold a sweep back from the moment its first variant
+/// starts (the opening hold), before that variant knows whether it will make
+/// anything: the free threads of a pool take a sweep's variants within
+/// microseconds of each other, long before its first one gets to code
+/// generation. The opening variant lets go of it once it knows (or the
+/// executor does, once it returns).
 class SweepHold {
 public:
   virtual ~SweepHold() = default;
   virtual void holdBack() = 0;
   virtual void letGo() = 0;
+  /// Lets go of the opening hold, where it still holds; any later call does
+  /// nothing.
+  virtual void letGoOpening() = 0;
 };
 
 /// One sweep's variants, counted by the executor that runs them.
@@ -76,6 +86,12 @@ private:
   SweepHold *hold;
   std::unique_ptr<ReleaseOnUnwind> onUnwind;
 };
+
+/// Lets go of the opening hold of the sweep whose variant the calling thread
+/// replays (SweepHold), where there is one still held: the variant will not
+/// make anything the others wait for, or holds the sweep back itself while it
+/// does (HeldBackSweep).
+void letGoOpeningHold();
 
 /// The counts of the sweep whose variant the calling thread replays; nullopt
 /// where no executor said (a replay of its own, the batch executor's
