@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# What bench/node-opening ran on the 16-core node: continuing elsewhere with
+# ROCDL sweeps opened held back (`opening`, the change: .carry/opening.bsdiff
+# against the carried wheel) beside the carried wheel's own settings, side by
+# side in every round (bench/env_pairs.py, the order rotating): `here`
+# (FLY_ROCDL_CONTINUE_ELSEWHERE=0, the default), `elsewhere` (=1, sweeps held
+# back only once their first variant makes the state) and `whole`
+# (FLY_ROCDL_CODEGEN_CUT=0), each against naive parallel.
+#   bench/node-opening/device-run.sh OUT [CONFIG_REPS [GEMM_REPS]]
+# config: the config-space sweep (4 GEMMs x 16 hint sets, one fly-tune) at
+# P=16, CONFIG_REPS rounds (default 8); gemm: the ROCDL GEMM 128x256 u16 at
+# P=16, N=64, GEMM_REPS rounds (default 3); traces: one --time-trace run of
+# the config sweep for `elsewhere` and `opening`, summarised; objects: the
+# config sweep's objects under `opening` against `whole`.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+out=$1 config_reps=${2:-8} gemm_reps=${3:-3}
+mkdir -p "$out"
+source "$repo/bench/node-carry.sh"
+carry_tools /tmp/fly "$out"
+carry_patched /tmp/fly /tmp/fly-opening opening
+opening=/tmp/fly-opening/fly_snapshot/bin/fly-tune
+sha256sum /tmp/fly-opening/fly_snapshot/lib/libFlySnapshotCAPI.so >> "$out/node.txt"
+config_workload /tmp/fly
+modes=(--mode here:FLY_ROCDL_CONTINUE_ELSEWHERE=0
+  --mode elsewhere:FLY_ROCDL_CONTINUE_ELSEWHERE=1
+  --mode opening:FLY_ROCDL_CONTINUE_ELSEWHERE=1 --tool "opening=$opening"
+  --mode whole:FLY_ROCDL_CODEGEN_CUT=0)
+gemm=/tmp/fly/gemm-128x256-u16.mlir
+python3 "$repo/bench/gen_gemm.py" --target rocdl --tiles 128x256 --unroll 16 -o "$gemm"
+timeout 250 python3 "$repo/bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
+  --target rocdl:gfx942 --inputs "$(IFS=,; echo "${config[*]}")" --one-sweep --N 16 --P 16 \
+  --reps "$config_reps" "${modes[@]}" --work /tmp/fly/config --out "$out/config" \
+  > "$out/config.log" 2>&1 || echo "config: rc $?"
+timeout 200 python3 "$repo/bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
+  --target rocdl:gfx942 --inputs "$gemm" --N 64 --P 16 --reps "$gemm_reps" "${modes[@]}" \
+  --work /tmp/fly/gemm --out "$out/gemm" > "$out/gemm.log" 2>&1 || echo "gemm: rc $?"
+# One config sweep with TOOL into DIR (--time-trace to $trace where set).
+sweep() {
+  local tool=$1 dir=$2
+  shift 2
+  rm -rf "$dir"
+  env "$@" "$tool" "${config[@]}" --target=rocdl:gfx942 --toolkit="$toolkit" \
+    --hints-file=/tmp/fly/h16.json --jobs=16 --no-cache --quiet --out-dir="$dir" \
+    ${trace:+--time-trace="$trace"} > /dev/null || echo "sweep $dir: rc $?"
+}
+trace='' sweep "$tune" /tmp/fly/o-whole FLY_ROCDL_CODEGEN_CUT=0
+for name in elsewhere opening; do
+  tool=$tune
+  [ "$name" = opening ] && tool=$opening
+  trace=$out/config-$name.trace.json sweep "$tool" "/tmp/fly/o-$name" \
+    FLY_ROCDL_CONTINUE_ELSEWHERE=1
+  python3 "$repo/bench/trace_summary.py" "$out/config-$name.trace.json" --tail 24 \
+    > "$out/config-$name.summary.md" || true
+  gzip -f "$out/config-$name.trace.json"
+  echo "$name: $({ diff -r -q /tmp/fly/o-whole "/tmp/fly/o-$name" -x manifest.json \
+    -x sweep.json -x .fly-outdir || true; } | wc -l) files differ from whole compiles," \
+    "$(find "/tmp/fly/o-$name" -name '*.hsaco' | wc -l) objects" >> "$out/objects.txt"
+done
