@@ -681,6 +681,38 @@ TEST_F(RocdlSharedCodegenTest,
   expectWhole(gpuModule, "maxnreg=200;maxnreg=96", isa);
 }
 
+TEST_F(RocdlSharedCodegenTest, AStateIsTakenWhileItsMakerChecksOnItsThread) {
+  // Alone in its sweep (the others held back), the maker of a target's first
+  // state checks on its own thread: the state is published and the sweep let
+  // go first, so a variant that starts during the check continues from it
+  // (and waits for the verdict) rather than compiling whole. (gfx950 with
+  // +sramecc,+xnack: a target of its own.)
+  std::string gpuModule =
+      make(kStraightKernel, "gfx950\", features = \"+sramecc,+xnack", "224.25");
+  CountingHold hold;
+  std::vector<std::string> isa(2);
+  std::optional<std::thread> during;
+  setRocdlSharedCodegenTestHooks({{}, {}, {}, [&] {
+                                    EXPECT_EQ(hold.heldBack, 1);
+                                    EXPECT_EQ(hold.letGone, 1);
+                                    during.emplace([&] {
+                                      isa[1] = compileAsVariant(gpuModule,
+                                                                "maxnreg=96");
+                                    });
+                                  }});
+  RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
+  isa[0] = compileAsVariant(gpuModule, "maxnreg=200", &hold);
+  ASSERT_TRUE(during);
+  during->join();
+  setRocdlSharedCodegenTestHooks({});
+  RocdlSharedCodegenStats after = getRocdlSharedCodegenStats();
+  EXPECT_EQ(after.checksBeside - before.checksBeside, 0u);
+  EXPECT_EQ(after.cuts - before.cuts, 1u);
+  EXPECT_EQ(after.wholeWhileStateMade - before.wholeWhileStateMade, 0u);
+  EXPECT_EQ(after.continuedElsewhere - before.continuedElsewhere, 2u);
+  expectWhole(gpuModule, "maxnreg=200;maxnreg=96", isa);
+}
+
 TEST(CompileObservedTest, OptionsThatWatchLlvmByName) {
   // LLVM's printing, dumping, viewing, verifying and statistics options
   // (test/Tools/rocdl-shared-observed.test counts their output).

@@ -953,6 +953,8 @@ void offerReference(const std::shared_ptr<ReferenceCheck> &check, bool checkCut,
                     const RocdlSharing &sharing, const CutState &state,
                     const std::string &identifier,
                     const std::vector<RocdlRegisterHint> &hints) {
+  if (const std::function<void()> &hook = getTestHooks().checkingElsewhere)
+    hook();
   std::optional<llvm::SmallString<0>> isa;
   llvm::CrashRecoveryContext crc;
   bool ran = crc.RunSafely([&] {
@@ -1066,14 +1068,17 @@ continueElsewhereFrom(const CutState &state, const RocdlSharing &sharing,
 /// register hints, in a context and on a machine of its own, compiled up to
 /// the cut (variants of the module that start meanwhile compile whole). With
 /// `check`, it is published, and its target's check elsewhere, where none
-/// was made, is claimed with it (the reference then starts beside the
-/// variant, in `checks`, or here first); without, the caller publishes it.
-/// Null where the module cannot be kept (refused then).
+/// was made, is claimed with it: the reference starts beside the variant, in
+/// `checks`, or else is left in `checkHere`, for the caller to run first
+/// once it no longer holds its sweep back (the other variants need not wait
+/// for it to take the state); without, the caller publishes it. Null where
+/// the module cannot be kept (refused then).
 std::shared_ptr<CutState> makeState(const RocdlSharing &sharing,
                                     const llvm::Module &variant,
                                     LentTargetMachine &machine,
                                     ChecksBeside *checks,
-                                    std::shared_ptr<ReferenceCheck> *check) {
+                                    std::shared_ptr<ReferenceCheck> *check,
+                                    std::function<void()> *checkHere) {
   if (const std::function<void()> &hook = getTestHooks().makingState)
     hook();
   llvm::TimeTraceScope span("Code generation to the cut, kept");
@@ -1132,8 +1137,10 @@ std::shared_ptr<CutState> makeState(const RocdlSharing &sharing,
                            sharing.hints);
           });
     } else {
-      offerReference(reference, checkCut, sharing, *state, identifier,
-                     sharing.hints);
+      *checkHere = [reference, checkCut, sharing, state, identifier] {
+        offerReference(reference, checkCut, sharing, *state, identifier,
+                       sharing.hints);
+      };
     }
   }
   pool().addPortable(state);
@@ -1188,7 +1195,7 @@ std::optional<RocdlSharedIsa> codegenElsewhere(const RocdlSharing &sharing,
     // compiled whole, its ISA kept as the reference of the check a later
     // variant makes, so a compile that stays alone pays only the state.
     if (queue && queue->notStarted == 0 && queue->running <= 1) {
-      state = makeState(sharing, module, machine, checks, nullptr);
+      state = makeState(sharing, module, machine, checks, nullptr, nullptr);
       if (!state)
         return std::nullopt;
       std::optional<llvm::SmallString<0>> isa;
@@ -1203,9 +1210,14 @@ std::optional<RocdlSharedIsa> codegenElsewhere(const RocdlSharing &sharing,
       pool().addPortable(state);
       return RocdlSharedIsa{std::move(*isa), /*continued=*/false};
     }
-    HeldBackSweep held;
-    letGoOpeningHold();
-    state = makeState(sharing, module, machine, checks, &check);
+    std::function<void()> checkHere;
+    {
+      HeldBackSweep held;
+      letGoOpeningHold();
+      state = makeState(sharing, module, machine, checks, &check, &checkHere);
+    }
+    if (checkHere)
+      checkHere();
   }
   if (!state)
     return std::nullopt;

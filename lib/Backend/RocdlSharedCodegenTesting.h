@@ -23,6 +23,9 @@ struct RocdlSharedCodegenTestHooks {
   /// On the thread making a state to continue elsewhere from, before it
   /// compiles (other variants of its module wait for it meanwhile).
   std::function<void()> makingState;
+  /// On the thread that checks continuations elsewhere, before the whole
+  /// compile the check compares them with.
+  std::function<void()> checkingElsewhere;
 };
 
 /// Replaces the hooks; set only while no variant compiles.
