@@ -5,7 +5,10 @@
 # side in every round (bench/env_pairs.py, the order rotating): `here`
 # (FLY_ROCDL_CONTINUE_ELSEWHERE=0, the default), `elsewhere` (=1, sweeps held
 # back only once their first variant makes the state) and `whole`
-# (FLY_ROCDL_CODEGEN_CUT=0), each against naive parallel.
+# (FLY_ROCDL_CODEGEN_CUT=0), each against naive parallel. Where
+# .carry/published.bsdiff is there too (run 2 on): `published`, that build
+# (252da6f: a maker checking on its own thread publishes the state and lets
+# its sweep go first), as `opening`.
 #   bench/node-opening/device-run.sh OUT [CONFIG_REPS [GEMM_REPS]]
 # config: the config-space sweep (4 GEMMs x 16 hint sets, one fly-tune) at
 # P=16, CONFIG_REPS rounds (default 8); gemm: the ROCDL GEMM 128x256 u16 at
@@ -24,8 +27,16 @@ sha256sum /tmp/fly-opening/fly_snapshot/lib/libFlySnapshotCAPI.so >> "$out/node.
 config_workload /tmp/fly
 modes=(--mode here:FLY_ROCDL_CONTINUE_ELSEWHERE=0
   --mode elsewhere:FLY_ROCDL_CONTINUE_ELSEWHERE=1
-  --mode opening:FLY_ROCDL_CONTINUE_ELSEWHERE=1 --tool "opening=$opening"
-  --mode whole:FLY_ROCDL_CODEGEN_CUT=0)
+  --mode opening:FLY_ROCDL_CONTINUE_ELSEWHERE=1 --tool "opening=$opening")
+traced=(elsewhere opening)
+if [ -f "$carry/published.bsdiff" ]; then
+  carry_patched /tmp/fly /tmp/fly-published published
+  sha256sum /tmp/fly-published/fly_snapshot/lib/libFlySnapshotCAPI.so >> "$out/node.txt"
+  modes+=(--mode published:FLY_ROCDL_CONTINUE_ELSEWHERE=1
+    --tool "published=/tmp/fly-published/fly_snapshot/bin/fly-tune")
+  traced+=(published)
+fi
+modes+=(--mode whole:FLY_ROCDL_CODEGEN_CUT=0)
 gemm=/tmp/fly/gemm-128x256-u16.mlir
 python3 "$repo/bench/gen_gemm.py" --target rocdl --tiles 128x256 --unroll 16 -o "$gemm"
 timeout 250 python3 "$repo/bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
@@ -45,9 +56,9 @@ sweep() {
     ${trace:+--time-trace="$trace"} > /dev/null || echo "sweep $dir: rc $?"
 }
 trace='' sweep "$tune" /tmp/fly/o-whole FLY_ROCDL_CODEGEN_CUT=0
-for name in elsewhere opening; do
+for name in "${traced[@]}"; do
   tool=$tune
-  [ "$name" = opening ] && tool=$opening
+  [ "$name" != elsewhere ] && tool=/tmp/fly-$name/fly_snapshot/bin/fly-tune
   trace=$out/config-$name.trace.json sweep "$tool" "/tmp/fly/o-$name" \
     FLY_ROCDL_CONTINUE_ELSEWHERE=1
   python3 "$repo/bench/trace_summary.py" "$out/config-$name.trace.json" --tail 24 \
