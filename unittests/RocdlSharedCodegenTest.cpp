@@ -692,7 +692,9 @@ TEST_F(RocdlSharedCodegenTest, AStateIsTakenWhileItsMakerChecksOnItsThread) {
   CountingHold hold;
   std::vector<std::string> isa(2);
   std::optional<std::thread> during;
-  setRocdlSharedCodegenTestHooks({{}, {}, {}, [&] {
+  setRocdlSharedCodegenTestHooks({{}, {}, {}, [&](bool fromCut) {
+                                    if (fromCut)
+                                      return;
                                     EXPECT_EQ(hold.heldBack, 1);
                                     EXPECT_EQ(hold.letGone, 1);
                                     during.emplace([&] {
@@ -711,6 +713,38 @@ TEST_F(RocdlSharedCodegenTest, AStateIsTakenWhileItsMakerChecksOnItsThread) {
   EXPECT_EQ(after.wholeWhileStateMade - before.wholeWhileStateMade, 0u);
   EXPECT_EQ(after.continuedElsewhere - before.continuedElsewhere, 2u);
   expectWhole(gpuModule, "maxnreg=200;maxnreg=96", isa);
+}
+
+TEST_F(RocdlSharedCodegenTest, TheVerdictComesBeforeTheCheckFromTheCut) {
+  // Beside its maker, the check of a target's continuations elsewhere offers
+  // its whole compile before it checks the continuation from the cut: the
+  // maker's own continuation, waiting for the verdict, does not wait for
+  // that check too. (gfx942 with -xnack: a target of its own.)
+  std::string gpuModule =
+      make(kStraightKernel, "gfx942\", features = \"-xnack", "225.25");
+  RocdlSharedCodegenStats before = getRocdlSharedCodegenStats();
+  std::atomic<bool> continuedFirst{false};
+  setRocdlSharedCodegenTestHooks(
+      {{}, {}, {}, [&](bool fromCut) {
+         // Until the maker has continued on the verdict, a minute at most
+         // (a verdict that waits for this check fails the test here).
+         for (int i = 0; fromCut && i < 600; ++i) {
+           if (getRocdlSharedCodegenStats().continuedElsewhere >
+               before.continuedElsewhere) {
+             continuedFirst = true;
+             return;
+           }
+           std::this_thread::sleep_for(std::chrono::milliseconds(100));
+         }
+       }});
+  std::vector<std::string> isa = {
+      compileBesideAnother(gpuModule, "maxnreg=200")};
+  setRocdlSharedCodegenTestHooks({});
+  RocdlSharedCodegenStats after = getRocdlSharedCodegenStats();
+  EXPECT_TRUE(continuedFirst);
+  EXPECT_EQ(after.checksBeside - before.checksBeside, 1u);
+  EXPECT_EQ(after.continuedElsewhere - before.continuedElsewhere, 1u);
+  expectWhole(gpuModule, "maxnreg=200", isa);
 }
 
 TEST(CompileObservedTest, OptionsThatWatchLlvmByName) {

@@ -953,8 +953,9 @@ void offerReference(const std::shared_ptr<ReferenceCheck> &check, bool checkCut,
                     const RocdlSharing &sharing, const CutState &state,
                     const std::string &identifier,
                     const std::vector<RocdlRegisterHint> &hints) {
-  if (const std::function<void()> &hook = getTestHooks().checkingElsewhere)
-    hook();
+  const std::function<void(bool)> &hook = getTestHooks().checkingElsewhere;
+  if (hook)
+    hook(/*fromCut=*/false);
   std::optional<llvm::SmallString<0>> isa;
   llvm::CrashRecoveryContext crc;
   bool ran = crc.RunSafely([&] {
@@ -972,7 +973,13 @@ void offerReference(const std::shared_ptr<ReferenceCheck> &check, bool checkCut,
   });
   if (!ran)
     isa.reset();
+  // Offered first: the continuations waiting for this verdict need not wait
+  // for the check from the cut too.
+  if (check)
+    check->offer(/*isReference=*/true, isa);
   if (checkCut) {
+    if (hook)
+      hook(/*fromCut=*/true);
     std::string cutKey = elsewhereKey(state.target, /*fromCut=*/true);
     std::optional<llvm::SmallString<0>> candidate;
     CodegenCut::Refusal refusal = CodegenCut::Refusal::None;
@@ -990,8 +997,6 @@ void offerReference(const std::shared_ptr<ReferenceCheck> &check, bool checkCut,
       pool().setTargetFaithful(cutKey,
                                cutRan && candidate && *candidate == *isa);
   }
-  if (check)
-    check->offer(/*isReference=*/true, std::move(isa));
 }
 
 /// The ISA of `sharing`'s variant continued elsewhere from `state` (in

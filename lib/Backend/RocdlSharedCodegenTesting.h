@@ -24,8 +24,9 @@ struct RocdlSharedCodegenTestHooks {
   /// compiles (other variants of its module wait for it meanwhile).
   std::function<void()> makingState;
   /// On the thread that checks continuations elsewhere, before the whole
-  /// compile the check compares them with.
-  std::function<void()> checkingElsewhere;
+  /// compile the check compares them with, and before the continuation from
+  /// the cut it checks then (`fromCut`).
+  std::function<void(bool fromCut)> checkingElsewhere;
 };
 
 /// Replaces the hooks; set only while no variant compiles.
