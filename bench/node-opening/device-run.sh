@@ -1,41 +1,38 @@
 #!/usr/bin/env bash
-# What bench/node-opening ran on the 16-core node: continuing elsewhere with
-# ROCDL sweeps opened held back (`opening`, the change: .carry/opening.bsdiff
-# against the carried wheel) beside the carried wheel's own settings, side by
+# What bench/node-opening ran on the 16-core node: continuing elsewhere as
+# changed here, beside the carried wheel's (4c35037) own settings, side by
 # side in every round (bench/env_pairs.py, the order rotating): `here`
-# (FLY_ROCDL_CONTINUE_ELSEWHERE=0, the default), `elsewhere` (=1, sweeps held
-# back only once their first variant makes the state) and `whole`
-# (FLY_ROCDL_CODEGEN_CUT=0), each against naive parallel. Where
-# .carry/published.bsdiff is there too (run 2 on): `published`, that build
-# (252da6f: a maker checking on its own thread publishes the state and lets
-# its sweep go first), as `opening`.
+# (FLY_ROCDL_CONTINUE_ELSEWHERE=0, the default), `elsewhere` (=1) and `whole`
+# (FLY_ROCDL_CODEGEN_CUT=0), each against naive parallel; and with
+# FLY_ROCDL_CONTINUE_ELSEWHERE=1, each build of the change whose bsdiff
+# against the carried wheel's CAPI library is in .carry (NAME.bsdiff):
+# `opening` (f41b135: ROCDL sweeps opened held back), `published` (252da6f:
+# a maker checking on its own thread publishes the state first), `verdict`
+# (683973d: the check offers its whole compile before the check from the cut).
 #   bench/node-opening/device-run.sh OUT [CONFIG_REPS [GEMM_REPS]]
 # config: the config-space sweep (4 GEMMs x 16 hint sets, one fly-tune) at
 # P=16, CONFIG_REPS rounds (default 8); gemm: the ROCDL GEMM 128x256 u16 at
 # P=16, N=64, GEMM_REPS rounds (default 3); traces: one --time-trace run of
-# the config sweep for `elsewhere` and `opening`, summarised; objects: the
-# config sweep's objects under `opening` against `whole`.
+# the config sweep for `elsewhere` and each build of the change, summarised;
+# objects: those sweeps' objects against `whole`'s.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$1 config_reps=${2:-8} gemm_reps=${3:-3}
 mkdir -p "$out"
 source "$repo/bench/node-carry.sh"
 carry_tools /tmp/fly "$out"
-carry_patched /tmp/fly /tmp/fly-opening opening
-opening=/tmp/fly-opening/fly_snapshot/bin/fly-tune
-sha256sum /tmp/fly-opening/fly_snapshot/lib/libFlySnapshotCAPI.so >> "$out/node.txt"
 config_workload /tmp/fly
 modes=(--mode here:FLY_ROCDL_CONTINUE_ELSEWHERE=0
-  --mode elsewhere:FLY_ROCDL_CONTINUE_ELSEWHERE=1
-  --mode opening:FLY_ROCDL_CONTINUE_ELSEWHERE=1 --tool "opening=$opening")
-traced=(elsewhere opening)
-if [ -f "$carry/published.bsdiff" ]; then
-  carry_patched /tmp/fly /tmp/fly-published published
-  sha256sum /tmp/fly-published/fly_snapshot/lib/libFlySnapshotCAPI.so >> "$out/node.txt"
-  modes+=(--mode published:FLY_ROCDL_CONTINUE_ELSEWHERE=1
-    --tool "published=/tmp/fly-published/fly_snapshot/bin/fly-tune")
-  traced+=(published)
-fi
+  --mode elsewhere:FLY_ROCDL_CONTINUE_ELSEWHERE=1)
+traced=(elsewhere)
+for name in opening published verdict; do
+  [ -f "$carry/$name.bsdiff" ] || continue
+  carry_patched /tmp/fly "/tmp/fly-$name" "$name"
+  sha256sum "/tmp/fly-$name/fly_snapshot/lib/libFlySnapshotCAPI.so" >> "$out/node.txt"
+  modes+=(--mode "$name:FLY_ROCDL_CONTINUE_ELSEWHERE=1"
+    --tool "$name=/tmp/fly-$name/fly_snapshot/bin/fly-tune")
+  traced+=("$name")
+done
 modes+=(--mode whole:FLY_ROCDL_CODEGEN_CUT=0)
 gemm=/tmp/fly/gemm-128x256-u16.mlir
 python3 "$repo/bench/gen_gemm.py" --target rocdl --tiles 128x256 --unroll 16 -o "$gemm"
