@@ -34,15 +34,7 @@ for name in opening published verdict; do
   traced+=("$name")
 done
 modes+=(--mode whole:FLY_ROCDL_CODEGEN_CUT=0)
-gemm=/tmp/fly/gemm-128x256-u16.mlir
-python3 "$repo/bench/gen_gemm.py" --target rocdl --tiles 128x256 --unroll 16 -o "$gemm"
-timeout 250 python3 "$repo/bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
-  --target rocdl:gfx942 --inputs "$(IFS=,; echo "${config[*]}")" --one-sweep --N 16 --P 16 \
-  --reps "$config_reps" "${modes[@]}" --work /tmp/fly/config --out "$out/config" \
-  > "$out/config.log" 2>&1 || echo "config: rc $?"
-timeout 200 python3 "$repo/bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
-  --target rocdl:gfx942 --inputs "$gemm" --N 64 --P 16 --reps "$gemm_reps" "${modes[@]}" \
-  --work /tmp/fly/gemm --out "$out/gemm" > "$out/gemm.log" 2>&1 || echo "gemm: rc $?"
+pairs_config_and_gemm "$out" "$config_reps" "$gemm_reps" "${modes[@]}"
 # One config sweep with TOOL into DIR (--time-trace to $trace where set).
 sweep() {
   local tool=$1 dir=$2
