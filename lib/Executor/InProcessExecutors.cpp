@@ -7,10 +7,10 @@
 #include "fly/Backend/RocdlSharedCodegen.h"
 #include "fly/Backend/VariantQueue.h"
 #include "fly/Executor/Executor.h"
+#include "fly/Hints/ApplyHints.h"
 #include "fly/Snapshot/Snapshot.h"
 #include "fly/Support/TimeTrace.h"
 
-#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -125,15 +125,6 @@ static uint64_t estimateVariantCost(ModuleOp preBinary) {
   return operations;
 }
 
-/// Whether a variant of `preBinary` compiles for ROCDL.
-static bool targetsRocdl(ModuleOp preBinary) {
-  for (gpu::GPUModuleOp module : getTargetedGpuModules(preBinary))
-    if (ArrayAttr targets = module.getTargetsAttr())
-      if (llvm::any_of(targets, llvm::IsaPred<ROCDL::ROCDLTargetAttr>))
-        return true;
-  return false;
-}
-
 /// Whether a free thread takes the next variant of the kernel estimated to
 /// cost most (FLY_LARGEST_KERNEL_FIRST=0: first come, first served, for a
 /// bench's side by side).
@@ -246,7 +237,8 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
   SweepScheduler::Queue queue(sweeps, threadPool, variantCost);
   // Its first variant makes the state the others continue from: they had
   // better start after.
-  if (rocdlSweepsOpenWithAState() && targetsRocdl(work.preBinary))
+  if (rocdlSweepsOpenWithAState() &&
+      anyTargetOf(getTargetedGpuModules(work.preBinary), TargetFamily::ROCDL))
     queue.openHeldBack();
   variantQueue.hold = &queue;
   // What the backend keeps for the later ISA compiles (VariantQueue.h).

@@ -37,6 +37,12 @@ SmallVector<TargetFamily> getTargetFamilies(gpu::GPUModuleOp gpuModule) {
   return families;
 }
 
+bool anyTargetOf(ArrayRef<gpu::GPUModuleOp> gpuModules, TargetFamily family) {
+  return llvm::any_of(gpuModules, [&](gpu::GPUModuleOp gpuModule) {
+    return llvm::is_contained(getTargetFamilies(gpuModule), family);
+  });
+}
+
 bool isNvvmOnly(ArrayRef<TargetFamily> families) {
   return !families.empty() && llvm::all_of(families, [](TargetFamily f) {
     return f == TargetFamily::NVVM;

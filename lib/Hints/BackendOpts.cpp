@@ -112,13 +112,6 @@ static bool allRocdlOnly(ArrayRef<gpu::GPUModuleOp> gpuModules) {
          });
 }
 
-static bool anyRocdl(ArrayRef<gpu::GPUModuleOp> gpuModules) {
-  return llvm::any_of(gpuModules, [](gpu::GPUModuleOp gpuModule) {
-    return llvm::is_contained(getTargetFamilies(gpuModule),
-                              TargetFamily::ROCDL);
-  });
-}
-
 HintSet getBinaryOptsHints(StringRef opts,
                            ArrayRef<gpu::GPUModuleOp> gpuModules) {
   HintSet hints;
@@ -144,7 +137,7 @@ HintSet getBinaryOptsHints(StringRef opts,
 SmallVector<BinaryOptsMessage>
 describeBinaryOpts(StringRef opts, ArrayRef<gpu::GPUModuleOp> gpuModules) {
   SmallVector<BinaryOptsMessage> messages;
-  if (opts.trim().empty() || !anyRocdl(gpuModules))
+  if (opts.trim().empty() || !anyTargetOf(gpuModules, TargetFamily::ROCDL))
     return messages;
   if (!allRocdlOnly(gpuModules)) {
     messages.push_back(

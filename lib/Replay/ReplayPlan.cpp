@@ -46,11 +46,7 @@ static LogicalResult verifyToolkit(const BinaryPassOptions &binaryPass,
   const std::string &toolkit = binaryPass.toolkitPath;
   if (toolkit.empty() || !linksObjects(binaryPass))
     return success();
-  bool rocdl = llvm::any_of(gpuModules, [](gpu::GPUModuleOp gpuModule) {
-    return llvm::is_contained(getTargetFamilies(gpuModule),
-                              TargetFamily::ROCDL);
-  });
-  if (!rocdl)
+  if (!anyTargetOf(gpuModules, TargetFamily::ROCDL))
     return success();
   // ld.lld runs in this process or as fly-tune (Backend/AmdgpuLinker.cpp);
   // the toolkit's is needed only once neither can.

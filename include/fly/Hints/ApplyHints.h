@@ -28,6 +28,9 @@ TargetFamily getTargetFamily(mlir::Attribute target);
 /// The families of `gpuModule`'s targets, in order (empty without targets).
 llvm::SmallVector<TargetFamily>
 getTargetFamilies(mlir::gpu::GPUModuleOp gpuModule);
+/// Whether some target of `gpuModules` is of `family`.
+bool anyTargetOf(llvm::ArrayRef<mlir::gpu::GPUModuleOp> gpuModules,
+                 TargetFamily family);
 /// Whether `families` is non-empty and all NVVM.
 bool isNvvmOnly(llvm::ArrayRef<TargetFamily> families);
 /// Whether `families` is non-empty and all ROCDL.
