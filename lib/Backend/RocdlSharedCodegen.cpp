@@ -1218,7 +1218,6 @@ std::optional<RocdlSharedIsa> codegenElsewhere(const RocdlSharing &sharing,
     std::function<void()> checkHere;
     {
       HeldBackSweep held;
-      letGoOpeningHold();
       state = makeState(sharing, module, machine, checks, &check, &checkHere);
     }
     if (checkHere)

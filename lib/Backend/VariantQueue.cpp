@@ -26,6 +26,7 @@ HeldBackSweep::HeldBackSweep()
   if (!hold)
     return;
   hold->holdBack();
+  hold->letGoOpening();
   onUnwind =
       std::make_unique<ReleaseOnUnwind>([hold = hold] { hold->letGo(); });
 }

@@ -74,7 +74,8 @@ private:
 };
 
 /// Holds back the sweep whose variant the calling thread replays, while it
-/// lives (where that executor can); lets go on a crash's unwind too.
+/// lives (where that executor can), in place of its opening hold (let go
+/// then); lets go on a crash's unwind too.
 class HeldBackSweep {
 public:
   HeldBackSweep();
@@ -89,8 +90,8 @@ private:
 
 /// Lets go of the opening hold of the sweep whose variant the calling thread
 /// replays (SweepHold), where there is one still held: the variant will not
-/// make anything the others wait for, or holds the sweep back itself while it
-/// does (HeldBackSweep).
+/// make anything the others wait for (HeldBackSweep takes its place while it
+/// does).
 void letGoOpeningHold();
 
 /// The counts of the sweep whose variant the calling thread replays; nullopt
