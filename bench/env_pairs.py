@@ -71,14 +71,14 @@ def read_times(out_dirs):
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--fly-tune", required=True)
-    p.add_argument("--toolkit", required=True)
-    p.add_argument("--target", required=True, help="e.g. rocdl:gfx942")
-    p.add_argument("--inputs", required=True, help="comma-separated kernels")
+    p.add_argument("--fly-tune", help="(not with --report-only)")
+    p.add_argument("--toolkit", help="(not with --report-only)")
+    p.add_argument("--target", help="e.g. rocdl:gfx942 (not with --report-only)")
+    p.add_argument("--inputs", help="comma-separated kernels (not with --report-only)")
     p.add_argument("--N", default="16,64")
     p.add_argument("--P", type=int, default=16)
     p.add_argument("--reps", type=int, default=5)
-    p.add_argument("--mode", action="append", required=True,
+    p.add_argument("--mode", action="append", default=[],
                    help="name:VAR=value,VAR=value (empty: the environment as it is)")
     p.add_argument("--tool", action="append", default=[],
                    help="mode=path: the fly-tune that mode runs")
@@ -86,13 +86,17 @@ def main(argv):
     p.add_argument("--out", required=True)
     p.add_argument("--one-sweep", action="store_true",
                    help="the inputs are one sweep (see above)")
-    if argv[:1] == ["--report-only"]:
-        if len(argv) != 2:
-            p.error("--report-only takes one directory")
-        with open(os.path.join(argv[1], "env-pairs.json")) as f:
+    p.add_argument("--report-only", action="store_true",
+                   help="print ENV-PAIRS.md again from OUT/env-pairs.json, running nothing")
+    a = p.parse_args(argv)
+    if a.report_only:
+        with open(os.path.join(a.out, "env-pairs.json")) as f:
             sys.stdout.write(report(json.load(f)))
         return 0
-    a = p.parse_args(argv)
+    missing = [f"--{name.replace('_', '-')}" for name in
+               ("fly_tune", "toolkit", "target", "inputs", "mode") if not getattr(a, name)]
+    if missing:
+        p.error("the following arguments are required: " + ", ".join(missing))
     family = a.target.split(":")[0]
     modes = [parse_mode(m) for m in a.mode]
     tools = dict(t.split("=", 1) for t in a.tool)
