@@ -121,6 +121,7 @@ def main(argv):
         return path
 
     results = []
+    node = machine()
     for inp in [a.inputs] if a.one_sweep else a.inputs.split(","):
         for n in [int(x) for x in a.N.split(",")]:
             sets = hint_sets(family, n)
@@ -186,14 +187,15 @@ def main(argv):
                                        for r in runs[name]]),
                 })
             results.append(row)
-    doc = {"command": " ".join([os.path.basename(sys.argv[0])] + argv),
-           "machine": machine(), "python": platform.python_version(),
-           "modes": {name: env for name, env in modes}, "tools": tools,
-           "results": results}
-    with open(os.path.join(a.out, "env-pairs.json"), "w") as f:
-        json.dump(doc, f, indent=1)
-    with open(os.path.join(a.out, "ENV-PAIRS.md"), "w") as f:
-        f.write(report(doc))
+            # After every row, so a run cut short keeps the rows it finished.
+            doc = {"command": " ".join([os.path.basename(sys.argv[0])] + argv),
+                   "machine": node, "python": platform.python_version(),
+                   "modes": {name: env for name, env in modes}, "tools": tools,
+                   "results": results}
+            with open(os.path.join(a.out, "env-pairs.json"), "w") as f:
+                json.dump(doc, f, indent=1)
+            with open(os.path.join(a.out, "ENV-PAIRS.md"), "w") as f:
+                f.write(report(doc))
     print("wrote", os.path.join(a.out, "ENV-PAIRS.md"))
 
 

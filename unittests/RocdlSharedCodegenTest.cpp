@@ -138,6 +138,9 @@ protected:
     // The tests of continuing elsewhere (FLY_ROCDL_CONTINUE_ELSEWHERE); those
     // of a state serving one thread at a time say so (onlyOneThreadAState).
     setenv("FLY_ROCDL_CONTINUE_ELSEWHERE", "1", 1);
+    // The mechanism, whatever the sweep's size; KeepsOnlyWhereEnoughAreLeft
+    // tests the rule.
+    setenv("FLY_ROCDL_KEEP_LEFT_PER_THREAD", "0", 1);
     registerCompilerDialects(registry);
     context.appendDialectRegistry(registry);
     context.loadAllAvailableDialects();
@@ -146,6 +149,7 @@ protected:
     unsetenv("FLY_ROCDL_CODEGEN_CUT");
     unsetenv("FLY_ROCDL_AWAIT_CHECK");
     unsetenv("FLY_ROCDL_CONTINUE_ELSEWHERE");
+    unsetenv("FLY_ROCDL_KEEP_LEFT_PER_THREAD");
   }
   /// For the tests of a state used by one thread at a time: no variant
   /// continues elsewhere from one in use.
@@ -212,11 +216,11 @@ protected:
   }
 
   /// compileBothWays() as one variant of a sweep with `notStarted` variants
-  /// still to start and `running` running beside it.
+  /// still to start and `running` running beside it, on a pool of `threads`.
   RocdlSharedCodegenStats compileInSweep(const std::string &gpuModule,
                                          StringRef sets, size_t notStarted,
-                                         size_t running) {
-    VariantQueue queue(notStarted + 1);
+                                         size_t running, size_t threads = 1) {
+    VariantQueue queue(notStarted + 1, threads);
     queue.running = running;
     ScopedVariantQueue started(queue);
     return compileBothWays(gpuModule, sets);
@@ -391,6 +395,31 @@ TEST_F(RocdlSharedCodegenTest, KeepsForAVariantToCome) {
   EXPECT_EQ(stats.cuts, 1u);
   EXPECT_EQ(stats.continued, 2u);
   EXPECT_EQ(stats.notKept, 0u);
+}
+
+TEST_F(RocdlSharedCodegenTest, KeepsOnlyWhereEnoughAreLeftPerThread) {
+  // 4 a thread: on a pool of 2, a sweep with 7 still to start compiles
+  // whole; one with 8 keeps a state, and continues. Both ways of sharing.
+  setenv("FLY_ROCDL_KEEP_LEFT_PER_THREAD", "4", 1);
+  for (bool elsewhere : {true, false}) {
+    SCOPED_TRACE(elsewhere ? "elsewhere" : "one thread a state");
+    setenv("FLY_ROCDL_CONTINUE_ELSEWHERE", elsewhere ? "1" : "0", 1);
+    std::string scale = elsewhere ? "233." : "234.";
+    RocdlSharedCodegenStats few =
+        compileInSweep(make(kStraightKernel, "gfx942", scale + "25"),
+                       "waves_per_eu=2;maxnreg=64", /*notStarted=*/7,
+                       /*running=*/1, /*threads=*/2);
+    EXPECT_EQ(few.cuts, 0u);
+    EXPECT_EQ(few.continued, 0u);
+    EXPECT_EQ(few.notKept, 2u);
+    RocdlSharedCodegenStats enough =
+        compileInSweep(make(kStraightKernel, "gfx942", scale + "5"),
+                       "waves_per_eu=2;maxnreg=64", /*notStarted=*/8,
+                       /*running=*/1, /*threads=*/2);
+    EXPECT_EQ(enough.cuts, 1u);
+    EXPECT_GE(enough.continued, 1u);
+    EXPECT_EQ(enough.notKept, 0u);
+  }
 }
 
 TEST_F(RocdlSharedCodegenTest, AVariantAloneKeepsForTheNextSweep) {

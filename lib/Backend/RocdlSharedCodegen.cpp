@@ -101,6 +101,9 @@ private:
 /// or more large GEMM kernels a thread.
 constexpr size_t kMaxKeptBytes = size_t(64) << 20;
 
+/// newStatePays' default.
+constexpr uint64_t kDefaultKeepLeftPerThread = 4;
+
 /// One shared module's machine functions at the cut, with the module,
 /// context and machine of the variant that compiled them (the kept machine
 /// functions point into all three).
@@ -179,6 +182,19 @@ bool isCuttable(const llvm::Module &module, const llvm::TargetMachine &tm) {
 
 /// setRocdlKeepForLaterSweeps.
 std::atomic<bool> keepForLaterSweeps{true};
+
+/// Whether a new state of a sweep whose variants run beside others pays for
+/// itself (FLY_ROCDL_KEEP_LEFT_PER_THREAD): where at least that many of its
+/// variants per pool thread are still to start. A state costs its making,
+/// a check and the waits for its verdict, and saves only on the variants
+/// that start after it; where the pool runs most of the sweep at once, the
+/// variants compiled whole are as fast in wall time and lighter
+/// (bench/node-rule).
+bool newStatePays(const VariantQueueCounts &queue) {
+  uint64_t perThread = getEnvUnsigned("FLY_ROCDL_KEEP_LEFT_PER_THREAD")
+                           .value_or(kDefaultKeepLeftPerThread);
+  return queue.notStarted >= perThread * queue.threads;
+}
 
 /// Idle states, the most recently used first, and the shared modules that
 /// cannot be cut (not tried again). Bounded: a state holds a module, its
@@ -304,22 +320,24 @@ public:
   /// Whether a whole compile of `optimized` is worth keeping, by what is
   /// left of its sweep (`queue`; nullopt: not known, kept): where more of
   /// its variants are still to start than there are idle states of it and
-  /// compiles keeping one, or where there are none of either and it compiles
-  /// alone (a caller's loop of one-variant sweeps continues from it in its
-  /// next sweep). `oneIsEnough` (continued elsewhere): where none is kept or
-  /// being kept, and another variant of the sweep runs or is to start, or a
-  /// later sweep may come. Where true, counted as keeping until keepDone.
+  /// compiles keeping one, and enough a thread (newStatePays), or where
+  /// there are none of either and it compiles alone (a caller's loop of
+  /// one-variant sweeps continues from it in its next sweep). `oneIsEnough`
+  /// (continued elsewhere): where none is kept or being kept, and enough of
+  /// the sweep's variants are to start, or it compiles alone and a later
+  /// sweep may come. Where true, counted as keeping until keepDone.
   bool claimKeep(const RocdlOptimizedModule *optimized,
                  std::optional<VariantQueueCounts> queue,
                  bool oneIsEnough = false) {
     std::lock_guard<std::mutex> lock(mutex);
+    bool alone = queue && queue->notStarted == 0 && queue->running <= 1;
     // Continued elsewhere, one state serves every variant of its module, those
     // running beside this one too (from once it is made).
     if (oneIsEnough) {
       if (keeping.count(optimized) || takePortableLocked(optimized))
         return false;
-      bool worth = !queue || queue->notStarted > 0 || queue->running > 1 ||
-                   keepForLaterSweeps;
+      bool worth =
+          !queue || (alone ? keepForLaterSweeps.load() : newStatePays(*queue));
       if (worth)
         ++keeping[optimized];
       return worth;
@@ -329,8 +347,9 @@ public:
                     llvm::count_if(idle, [&](const auto &state) {
                       return state->optimized.get() == optimized;
                     });
-    bool worth = !queue || queue->notStarted > states ||
-                 (states == 0 && queue->running <= 1 && keepForLaterSweeps);
+    bool worth = !queue ||
+                 (queue->notStarted > states && newStatePays(*queue)) ||
+                 (states == 0 && alone && keepForLaterSweeps);
     if (worth)
       ++keeping[optimized];
     return worth;

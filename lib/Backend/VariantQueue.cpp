@@ -47,7 +47,8 @@ std::optional<VariantQueueCounts> getCurrentVariantQueue() {
   if (!currentQueue)
     return std::nullopt;
   return VariantQueueCounts{currentQueue->notStarted.load(),
-                            currentQueue->running.load()};
+                            currentQueue->running.load(),
+                            currentQueue->threads};
 }
 
 } // namespace fly

@@ -174,7 +174,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
 
   // Each variant once its shared ISA is there (it only assembles then), or
   // at once where it has none to wait for (it compiles its own).
-  VariantQueue variantQueue(entries.size());
+  VariantQueue variantQueue(entries.size(), threads);
   auto variantTask = [&](unsigned e) -> std::function<void()> {
     return [&, e] {
       ScopedVariantQueue started(variantQueue);
@@ -242,7 +242,7 @@ LogicalResult IsolatedExecutor::execute(const ReplayWork &work,
     queue.openHeldBack();
   variantQueue.hold = &queue;
   // What the backend keeps for the later ISA compiles (VariantQueue.h).
-  VariantQueue isaQueue(producers.size());
+  VariantQueue isaQueue(producers.size(), threads);
   isaQueue.hold = &queue;
   // Each shared ISA compile alone, then its group's variants; crashed or
   // failed, they report it or stop.

@@ -9,8 +9,11 @@
 // first pass that reads the register pressure limits (CodegenCut.h); its
 // module, context and machine become the kept state. It keeps only where
 // more variants of its sweep are still to start than states of that module
-// exist, or where it compiles alone and a later sweep of the process may
-// continue it (VariantQueue.h, setRocdlKeepForLaterSweeps). A later variant
+// exist, and at least FLY_ROCDL_KEEP_LEFT_PER_THREAD (4) a thread of the
+// pool that runs them (where most of a sweep runs at once, its variants
+// compiled whole are as fast and lighter: bench/node-rule), or where it
+// compiles alone and a later sweep of the process may continue it
+// (VariantQueue.h, setRocdlKeepForLaterSweeps). A later variant
 // takes an idle state and continues on it with its own hints, from the cut,
 // or from before the limits where its limits lie outside those the state is
 // known for. A state is used by one thread at a time; states are kept per
@@ -20,7 +23,8 @@
 // With FLY_ROCDL_CONTINUE_ELSEWHERE=1, the first variant of a shared module
 // to find no state of it makes one instead: a copy of the module without
 // register hints, in a context and on a machine of its own, compiled up to
-// the cut, made portable. Every variant, that one too, then continues
+// the cut, made portable (under the same rule as a kept compile's, one
+// state being enough). Every variant, that one too, then continues
 // elsewhere: in its own context, on its own machine, from copies of the kept
 // machine functions remapped onto a copy of the state's module
 // (CodegenCut::continueElsewhere): from the cut where its pressure limits

@@ -45,9 +45,12 @@ public:
 
 /// One sweep's variants, counted by the executor that runs them.
 struct VariantQueue {
-  explicit VariantQueue(size_t notStarted) : notStarted(notStarted) {}
+  explicit VariantQueue(size_t notStarted, size_t threads = 1)
+      : notStarted(notStarted), threads(threads) {}
   std::atomic<size_t> notStarted;
   std::atomic<size_t> running{0};
+  /// How many of its variants may run at once (the pool's threads).
+  const size_t threads;
   /// Where the executor holds the sweep back; none: it cannot.
   SweepHold *hold = nullptr;
 };
@@ -57,6 +60,7 @@ struct VariantQueueCounts {
   size_t notStarted = 0;
   /// The calling thread's variant included.
   size_t running = 0;
+  size_t threads = 1;
 };
 
 /// Publishes `queue` to the calling thread's replay while it lives, and

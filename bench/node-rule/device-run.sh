@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Where sharing ROCDL code generation pays at P=16 (issue #22): the GEMM
+# 128x256 u16 at several N, naive parallel beside the carried wheel (4c35037)
+# as `here` (a state kept wherever more variants are to start than states
+# exist) and `whole` (FLY_ROCDL_CODEGEN_CUT=0), and the build of the rule
+# (.carry/rule.bsdiff against the carried CAPI library: a new state only
+# where at least K variants a pool thread are still to start) as `kK` for each
+# K of KS, side by side in every round (bench/env_pairs.py, the order
+# rotating).
+#   bench/node-rule/device-run.sh OUT [REPS [NS [KS [P]]]]
+# REPS rounds (default 2) at each N of NS (default 64,256,16) and P (default
+# 16) into OUT/gemm; KS default "1 4 16".
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+out=$1 reps=${2:-2} ns=${3:-64,256,16} ks=${4:-1 4 16} p=${5:-16}
+mkdir -p "$out"
+source "$repo/bench/node-carry.sh"
+carry_tools /tmp/fly "$out"
+modes=(--mode here: --mode whole:FLY_ROCDL_CODEGEN_CUT=0)
+if [ -f "$carry/rule.bsdiff" ]; then
+  carry_patched /tmp/fly /tmp/fly-rule rule
+  sha256sum /tmp/fly-rule/fly_snapshot/lib/libFlySnapshotCAPI.so >> "$out/node.txt"
+  for k in $ks; do
+    modes+=(--mode "k$k:FLY_ROCDL_KEEP_LEFT_PER_THREAD=$k"
+      --tool "k$k=/tmp/fly-rule/fly_snapshot/bin/fly-tune")
+  done
+fi
+gemm=/tmp/fly/gemm-128x256-u16.mlir
+python3 "$repo/bench/gen_gemm.py" --target rocdl --tiles 128x256 --unroll 16 -o "$gemm"
+timeout 520 python3 "$repo/bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
+  --target rocdl:gfx942 --inputs "$gemm" --N "$ns" --P "$p" --reps "$reps" "${modes[@]}" \
+  --work /tmp/fly/gemm --out "$out/gemm" > "$out/gemm.log" 2>&1 || echo "gemm: rc $?"
