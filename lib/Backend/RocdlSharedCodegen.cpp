@@ -193,7 +193,8 @@ std::atomic<bool> keepForLaterSweeps{true};
 bool newStatePays(const VariantQueueCounts &queue) {
   uint64_t perThread = getEnvUnsigned("FLY_ROCDL_KEEP_LEFT_PER_THREAD")
                            .value_or(kDefaultKeepLeftPerThread);
-  return queue.notStarted >= perThread * queue.threads;
+  // Divided, not multiplied: any value set is safe.
+  return queue.notStarted / std::max<size_t>(1, queue.threads) >= perThread;
 }
 
 /// Idle states, the most recently used first, and the shared modules that
