@@ -60,6 +60,7 @@ struct VariantQueueCounts {
   size_t notStarted = 0;
   /// The calling thread's variant included.
   size_t running = 0;
+  /// VariantQueue::threads.
   size_t threads = 1;
 };
 
