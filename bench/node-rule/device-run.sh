@@ -9,7 +9,8 @@
 # rotating).
 #   bench/node-rule/device-run.sh OUT [REPS [NS [KS [P]]]]
 # REPS rounds (default 2) at each N of NS (default 64,256,16) and P (default
-# 16) into OUT/gemm; KS default "1 4 16".
+# 16) into OUT/gemm; KS default "1 4 16"; the pairs stop after LIMIT seconds
+# (default 520), keeping the rows done.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$1 reps=${2:-2} ns=${3:-64,256,16} ks=${4:-1 4 16} p=${5:-16}
@@ -27,6 +28,6 @@ if [ -f "$carry/rule.bsdiff" ]; then
 fi
 gemm=/tmp/fly/gemm-128x256-u16.mlir
 python3 "$repo/bench/gen_gemm.py" --target rocdl --tiles 128x256 --unroll 16 -o "$gemm"
-timeout 520 python3 "$repo/bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
+timeout "${LIMIT:-520}" python3 "$repo/bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
   --target rocdl:gfx942 --inputs "$gemm" --N "$ns" --P "$p" --reps "$reps" "${modes[@]}" \
   --work /tmp/fly/gemm --out "$out/gemm" > "$out/gemm.log" 2>&1 || echo "gemm: rc $?"
