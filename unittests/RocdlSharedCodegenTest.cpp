@@ -138,9 +138,9 @@ protected:
     // The tests of continuing elsewhere (FLY_ROCDL_CONTINUE_ELSEWHERE); those
     // of a state serving one thread at a time say so (onlyOneThreadAState).
     setenv("FLY_ROCDL_CONTINUE_ELSEWHERE", "1", 1);
-    // The mechanism, whatever the sweep's size; KeepsOnlyWhereEnoughAreLeft
+    // The mechanism, whatever the sweep's size; SharesOnlyASweepOfEnoughRounds
     // tests the rule.
-    setenv("FLY_ROCDL_KEEP_LEFT_PER_THREAD", "0", 1);
+    setenv("FLY_ROCDL_CODEGEN_CUT_ROUNDS", "0", 1);
     registerCompilerDialects(registry);
     context.appendDialectRegistry(registry);
     context.loadAllAvailableDialects();
@@ -149,7 +149,7 @@ protected:
     unsetenv("FLY_ROCDL_CODEGEN_CUT");
     unsetenv("FLY_ROCDL_AWAIT_CHECK");
     unsetenv("FLY_ROCDL_CONTINUE_ELSEWHERE");
-    unsetenv("FLY_ROCDL_KEEP_LEFT_PER_THREAD");
+    unsetenv("FLY_ROCDL_CODEGEN_CUT_ROUNDS");
   }
   /// For the tests of a state used by one thread at a time: no variant
   /// continues elsewhere from one in use.
@@ -397,24 +397,24 @@ TEST_F(RocdlSharedCodegenTest, KeepsForAVariantToCome) {
   EXPECT_EQ(stats.notKept, 0u);
 }
 
-TEST_F(RocdlSharedCodegenTest, KeepsOnlyWhereEnoughAreLeftPerThread) {
-  // 4 a thread: on a pool of 2, a sweep with 7 still to start compiles
-  // whole; one with 8 keeps a state, and continues. Both ways of sharing.
-  setenv("FLY_ROCDL_KEEP_LEFT_PER_THREAD", "4", 1);
+TEST_F(RocdlSharedCodegenTest, SharesOnlyASweepOfEnoughRounds) {
+  // 3 rounds: on a pool of 2, a sweep of 5 variants compiles whole; one of 6
+  // keeps a state, and continues. Both ways of sharing.
+  setenv("FLY_ROCDL_CODEGEN_CUT_ROUNDS", "3", 1);
   for (bool elsewhere : {true, false}) {
     SCOPED_TRACE(elsewhere ? "elsewhere" : "one thread a state");
     setenv("FLY_ROCDL_CONTINUE_ELSEWHERE", elsewhere ? "1" : "0", 1);
     std::string scale = elsewhere ? "233." : "234.";
     RocdlSharedCodegenStats few =
         compileInSweep(make(kStraightKernel, "gfx942", scale + "25"),
-                       "waves_per_eu=2;maxnreg=64", /*notStarted=*/7,
+                       "waves_per_eu=2;maxnreg=64", /*notStarted=*/4,
                        /*running=*/1, /*threads=*/2);
     EXPECT_EQ(few.cuts, 0u);
     EXPECT_EQ(few.continued, 0u);
     EXPECT_EQ(few.notKept, 2u);
     RocdlSharedCodegenStats enough =
         compileInSweep(make(kStraightKernel, "gfx942", scale + "5"),
-                       "waves_per_eu=2;maxnreg=64", /*notStarted=*/8,
+                       "waves_per_eu=2;maxnreg=64", /*notStarted=*/5,
                        /*running=*/1, /*threads=*/2);
     EXPECT_EQ(enough.cuts, 1u);
     EXPECT_GE(enough.continued, 1u);

@@ -101,8 +101,10 @@ private:
 /// or more large GEMM kernels a thread.
 constexpr size_t kMaxKeptBytes = size_t(64) << 20;
 
-/// newStatePays' default.
-constexpr uint64_t kDefaultKeepLeftPerThread = 4;
+/// sharesBySize's default: on the 16-core node, sweeps of 15 and 31 ISA
+/// compiles (one and two rounds of its threads) were as fast compiled whole,
+/// sweeps of 93 and 217 faster shared (bench/node-rule).
+constexpr uint64_t kDefaultShareRounds = 3;
 
 /// One shared module's machine functions at the cut, with the module,
 /// context and machine of the variant that compiled them (the kept machine
@@ -183,18 +185,19 @@ bool isCuttable(const llvm::Module &module, const llvm::TargetMachine &tm) {
 /// setRocdlKeepForLaterSweeps.
 std::atomic<bool> keepForLaterSweeps{true};
 
-/// Whether a new state of a sweep whose variants run beside others pays for
-/// itself (FLY_ROCDL_KEEP_LEFT_PER_THREAD): where at least that many of its
-/// variants per pool thread are still to start. A state costs its making,
-/// a check and the waits for its verdict, and saves only on the variants
-/// that start after it; where the pool runs most of the sweep at once, the
-/// variants compiled whole are as fast in wall time and lighter
-/// (bench/node-rule).
-bool newStatePays(const VariantQueueCounts &queue) {
-  uint64_t perThread = getEnvUnsigned("FLY_ROCDL_KEEP_LEFT_PER_THREAD")
-                           .value_or(kDefaultKeepLeftPerThread);
+/// Whether a sweep is large enough to share its code generation
+/// (FLY_ROCDL_CODEGEN_CUT_ROUNDS): where its variants fill at least that
+/// many rounds of the pool's threads. States, their targets' checks and the
+/// waits for verdicts cost as much as a sweep that runs in a round or two
+/// saves; decided by the sweep's size, not by what is left when a variant
+/// gets there, so that a sweep shares all the way or not at all (a few
+/// states made early, as threads start, paid for the checks and saved
+/// little).
+bool sharesBySize(const VariantQueueCounts &queue) {
+  uint64_t rounds = getEnvUnsigned("FLY_ROCDL_CODEGEN_CUT_ROUNDS")
+                        .value_or(kDefaultShareRounds);
   // Divided, not multiplied: any value set is safe.
-  return queue.notStarted / std::max<size_t>(1, queue.threads) >= perThread;
+  return queue.total / std::max<size_t>(1, queue.threads) >= rounds;
 }
 
 /// Idle states, the most recently used first, and the shared modules that
@@ -321,11 +324,11 @@ public:
   /// Whether a whole compile of `optimized` is worth keeping, by what is
   /// left of its sweep (`queue`; nullopt: not known, kept): where more of
   /// its variants are still to start than there are idle states of it and
-  /// compiles keeping one, and enough a thread (newStatePays), or where
+  /// compiles keeping one, in a sweep large enough (sharesBySize), or where
   /// there are none of either and it compiles alone (a caller's loop of
   /// one-variant sweeps continues from it in its next sweep). `oneIsEnough`
-  /// (continued elsewhere): where none is kept or being kept, and enough of
-  /// the sweep's variants are to start, or it compiles alone and a later
+  /// (continued elsewhere): where none is kept or being kept, in a sweep
+  /// large enough, or it compiles alone and a later
   /// sweep may come. Where true, counted as keeping until keepDone.
   bool claimKeep(const RocdlOptimizedModule *optimized,
                  std::optional<VariantQueueCounts> queue,
@@ -338,7 +341,7 @@ public:
       if (keeping.count(optimized) || takePortableLocked(optimized))
         return false;
       bool worth =
-          !queue || (alone ? keepForLaterSweeps.load() : newStatePays(*queue));
+          !queue || (alone ? keepForLaterSweeps.load() : sharesBySize(*queue));
       if (worth)
         ++keeping[optimized];
       return worth;
@@ -349,7 +352,7 @@ public:
                       return state->optimized.get() == optimized;
                     });
     bool worth = !queue ||
-                 (queue->notStarted > states && newStatePays(*queue)) ||
+                 (queue->notStarted > states && sharesBySize(*queue)) ||
                  (states == 0 && alone && keepForLaterSweeps);
     if (worth)
       ++keeping[optimized];

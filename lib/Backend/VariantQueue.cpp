@@ -47,7 +47,7 @@ std::optional<VariantQueueCounts> getCurrentVariantQueue() {
   if (!currentQueue)
     return std::nullopt;
   return VariantQueueCounts{currentQueue->notStarted.load(),
-                            currentQueue->running.load(),
+                            currentQueue->running.load(), currentQueue->total,
                             currentQueue->threads};
 }
 

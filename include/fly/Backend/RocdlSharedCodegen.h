@@ -9,9 +9,9 @@
 // first pass that reads the register pressure limits (CodegenCut.h); its
 // module, context and machine become the kept state. It keeps only where
 // more variants of its sweep are still to start than states of that module
-// exist, and at least FLY_ROCDL_KEEP_LEFT_PER_THREAD (4) a thread of the
-// pool that runs them (where most of a sweep runs at once, its variants
-// compiled whole are as fast and lighter: bench/node-rule), or where it
+// exist, in a sweep whose variants fill at least FLY_ROCDL_CODEGEN_CUT_ROUNDS
+// (3) rounds of the pool that runs them (a sweep that runs in a round or two
+// is as fast compiled whole, and lighter: bench/node-rule), or where it
 // compiles alone and a later sweep of the process may continue it
 // (VariantQueue.h, setRocdlKeepForLaterSweeps). A later variant
 // takes an idle state and continues on it with its own hints, from the cut,
@@ -23,20 +23,19 @@
 // With FLY_ROCDL_CONTINUE_ELSEWHERE=1, the first variant of a shared module
 // to find no state of it makes one instead: a copy of the module without
 // register hints, in a context and on a machine of its own, compiled up to
-// the cut, made portable (under the same rule as a kept compile's, one
-// state being enough). Every variant, that one too, then continues
-// elsewhere: in its own context, on its own machine, from copies of the kept
-// machine functions remapped onto a copy of the state's module
-// (CodegenCut::continueElsewhere): from the cut where its pressure limits
-// lie in the range the state is known for, else from before the limits (so
-// under any limits), which widens that range as above. Such a
-// state is only read, so it serves any number of threads at once. While it
-// is made, its maker holds its sweep back (VariantQueue.h's HeldBackSweep),
-// so that free threads take other sweeps' variants first; a variant that
-// starts meanwhile all the same compiles whole rather than waiting. The
-// executor holds the sweep back from its first variant's start
-// (rocdlSweepsOpenWithAState), since the translation and optimisation before
-// code generation give the free threads time to take the rest.
+// the cut, made portable (in a sweep as large, one state being enough). Every
+// variant, that one too, then continues elsewhere: in its own context, on its
+// own machine, from copies of the kept machine functions remapped onto a copy
+// of the state's module (CodegenCut::continueElsewhere): from the cut where its
+// pressure limits lie in the range the state is known for, else from before the
+// limits (so under any limits), which widens that range as above. Such a state
+// is only read, so it serves any number of threads at once. While it is made,
+// its maker holds its sweep back (VariantQueue.h's HeldBackSweep), so that free
+// threads take other sweeps' variants first; a variant that starts meanwhile
+// all the same compiles whole rather than waiting. The executor holds the sweep
+// back from its first variant's start (rocdlSweepsOpenWithAState), since the
+// translation and optimisation before code generation give the free threads
+// time to take the rest.
 //
 // The ISA is the one the whole code generation makes, byte for byte, under the
 // conditions bench/MIR-CUT-AUDIT.md derives and what attacking it found (each

@@ -46,9 +46,11 @@ public:
 /// One sweep's variants, counted by the executor that runs them.
 struct VariantQueue {
   explicit VariantQueue(size_t notStarted, size_t threads = 1)
-      : notStarted(notStarted), threads(threads) {}
+      : notStarted(notStarted), total(notStarted), threads(threads) {}
   std::atomic<size_t> notStarted;
   std::atomic<size_t> running{0};
+  /// All of its variants.
+  const size_t total;
   /// How many of its variants may run at once (the pool's threads).
   const size_t threads;
   /// Where the executor holds the sweep back; none: it cannot.
@@ -60,7 +62,8 @@ struct VariantQueueCounts {
   size_t notStarted = 0;
   /// The calling thread's variant included.
   size_t running = 0;
-  /// VariantQueue::threads.
+  /// VariantQueue::total and ::threads.
+  size_t total = 0;
   size_t threads = 1;
 };
 
