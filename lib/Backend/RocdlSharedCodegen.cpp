@@ -328,8 +328,8 @@ public:
   /// there are none of either and it compiles alone (a caller's loop of
   /// one-variant sweeps continues from it in its next sweep). `oneIsEnough`
   /// (continued elsewhere): where none is kept or being kept, in a sweep
-  /// large enough, or it compiles alone and a later
-  /// sweep may come. Where true, counted as keeping until keepDone.
+  /// large enough, or it compiles alone and a later sweep may come. Where
+  /// true, counted as keeping until keepDone.
   bool claimKeep(const RocdlOptimizedModule *optimized,
                  std::optional<VariantQueueCounts> queue,
                  bool oneIsEnough = false) {
