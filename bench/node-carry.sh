@@ -50,23 +50,33 @@ from scaling import hint_sets
 json.dump(hint_sets('rocdl', 16), open('$dir/h16.json', 'w'))"
 }
 
+# bench/env_pairs.py with the carried fly-tune (carry_tools) and the --mode
+# and --tool arguments after OUT, LIMIT, NS, P and REPS: the ROCDL GEMM
+# 128x256 u16 (/tmp/fly/gemm-128x256-u16.mlir) at each N of NS, REPS rounds,
+# into OUT/gemm, stopping after LIMIT seconds (the rows done are kept).
+pairs_gemm() {
+  local out=$1 limit=$2 ns=$3 p=$4 reps=$5 bench gemm=/tmp/fly/gemm-128x256-u16.mlir
+  shift 5
+  bench=$(dirname "${BASH_SOURCE[0]}")
+  python3 "$bench/gen_gemm.py" --target rocdl --tiles 128x256 --unroll 16 -o "$gemm"
+  timeout "$limit" python3 "$bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
+    --target rocdl:gfx942 --inputs "$gemm" --N "$ns" --P "$p" --reps "$reps" "$@" \
+    --work /tmp/fly/gemm --out "$out/gemm" > "$out/gemm.log" 2>&1 || echo "gemm: rc $?"
+}
+
 # bench/env_pairs.py at P=16 with the carried fly-tune (carry_tools) and the
 # --mode and --tool arguments after OUT, CONFIG_REPS and GEMM_REPS: the config
 # sweep (config_workload's kernels in one sweep, N=16) CONFIG_REPS rounds into
-# OUT/config, the ROCDL GEMM 128x256 u16 (/tmp/fly/gemm-128x256-u16.mlir) at
-# N=64 GEMM_REPS rounds into OUT/gemm.
+# OUT/config, then pairs_gemm at N=64 GEMM_REPS rounds.
 pairs_config_and_gemm() {
-  local out=$1 config_reps=$2 gemm_reps=$3 bench gemm=/tmp/fly/gemm-128x256-u16.mlir
+  local out=$1 config_reps=$2 gemm_reps=$3 bench
   shift 3
   bench=$(dirname "${BASH_SOURCE[0]}")
-  python3 "$bench/gen_gemm.py" --target rocdl --tiles 128x256 --unroll 16 -o "$gemm"
   timeout 250 python3 "$bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
     --target rocdl:gfx942 --inputs "$(IFS=,; echo "${config[*]}")" --one-sweep --N 16 \
     --P 16 --reps "$config_reps" "$@" --work /tmp/fly/config --out "$out/config" \
     > "$out/config.log" 2>&1 || echo "config: rc $?"
-  timeout 200 python3 "$bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
-    --target rocdl:gfx942 --inputs "$gemm" --N 64 --P 16 --reps "$gemm_reps" "$@" \
-    --work /tmp/fly/gemm --out "$out/gemm" > "$out/gemm.log" 2>&1 || echo "gemm: rc $?"
+  pairs_gemm "$out" 200 64 16 "$gemm_reps" "$@"
 }
 
 # The build unpacked in DEST/fly_snapshot and the node it runs on, for

@@ -27,8 +27,4 @@ if [ -f "$carry/rule.bsdiff" ]; then
       --tool "r$k=/tmp/fly-rule/fly_snapshot/bin/fly-tune")
   done
 fi
-gemm=/tmp/fly/gemm-128x256-u16.mlir
-python3 "$repo/bench/gen_gemm.py" --target rocdl --tiles 128x256 --unroll 16 -o "$gemm"
-timeout "${LIMIT:-520}" python3 "$repo/bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
-  --target rocdl:gfx942 --inputs "$gemm" --N "$ns" --P "$p" --reps "$reps" "${modes[@]}" \
-  --work /tmp/fly/gemm --out "$out/gemm" > "$out/gemm.log" 2>&1 || echo "gemm: rc $?"
+pairs_gemm "$out" "${LIMIT:-520}" "$ns" "$p" "$reps" "${modes[@]}"
