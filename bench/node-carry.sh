@@ -65,17 +65,25 @@ pairs_gemm() {
 }
 
 # bench/env_pairs.py at P=16 with the carried fly-tune (carry_tools) and the
-# --mode and --tool arguments after OUT, CONFIG_REPS and GEMM_REPS: the config
-# sweep (config_workload's kernels in one sweep, N=16) CONFIG_REPS rounds into
-# OUT/config, then pairs_gemm at N=64 GEMM_REPS rounds.
-pairs_config_and_gemm() {
-  local out=$1 config_reps=$2 gemm_reps=$3 bench
+# --mode and --tool arguments after OUT, LIMIT and REPS: the config sweep
+# (config_workload's kernels in one sweep, N=16) REPS rounds into OUT/config,
+# stopping after LIMIT seconds.
+pairs_config() {
+  local out=$1 limit=$2 reps=$3 bench
   shift 3
   bench=$(dirname "${BASH_SOURCE[0]}")
-  timeout 250 python3 "$bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
+  timeout "$limit" python3 "$bench/env_pairs.py" --fly-tune "$tune" --toolkit "$toolkit" \
     --target rocdl:gfx942 --inputs "$(IFS=,; echo "${config[*]}")" --one-sweep --N 16 \
-    --P 16 --reps "$config_reps" "$@" --work /tmp/fly/config --out "$out/config" \
+    --P 16 --reps "$reps" "$@" --work /tmp/fly/config --out "$out/config" \
     > "$out/config.log" 2>&1 || echo "config: rc $?"
+}
+
+# pairs_config for CONFIG_REPS rounds (250 s), then pairs_gemm at N=64
+# GEMM_REPS rounds (200 s), under the modes after OUT, CONFIG_REPS, GEMM_REPS.
+pairs_config_and_gemm() {
+  local out=$1 config_reps=$2 gemm_reps=$3
+  shift 3
+  pairs_config "$out" 250 "$config_reps" "$@"
   pairs_gemm "$out" 200 64 16 "$gemm_reps" "$@"
 }
 

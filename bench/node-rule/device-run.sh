@@ -11,7 +11,8 @@
 #   bench/node-rule/device-run.sh OUT [REPS [NS [KS [P]]]]
 # REPS rounds (default 2) at each N of NS (default 64,256,16) and P (default
 # 16) into OUT/gemm; KS default "2 3 5"; the pairs stop after LIMIT seconds
-# (default 520), keeping the rows done.
+# (default 520), keeping the rows done. CONFIG_REPS rounds (default 0) of the
+# config sweep (4 x 16, one sweep) first, into OUT/config, under the same modes.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$1 reps=${2:-2} ns=${3:-64,256,16} ks=${4:-2 3 5} p=${5:-16}
@@ -26,5 +27,9 @@ if [ -f "$carry/rule.bsdiff" ]; then
     modes+=(--mode "r$k:FLY_ROCDL_CODEGEN_CUT_ROUNDS=$k"
       --tool "r$k=/tmp/fly-rule/fly_snapshot/bin/fly-tune")
   done
+fi
+if [ "${CONFIG_REPS:-0}" -gt 0 ]; then
+  config_workload /tmp/fly
+  pairs_config "$out" 250 "$CONFIG_REPS" "${modes[@]}"
 fi
 pairs_gemm "$out" "${LIMIT:-520}" "$ns" "$p" "$reps" "${modes[@]}"
