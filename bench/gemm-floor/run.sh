@@ -8,7 +8,12 @@
 #   bench/gemm-floor/run.sh BUILD OUT [N [REPS]]
 # BUILD: the build folder (bin/fly-opt, bin/fly-rocdl-stages, rocm-toolkit);
 # OUT/floor.json, OUT/passes.json (per hint set: CPU ms before the cut and
-# the register allocators, and of the passes from the cut on) and OUT/hints.json; the dumps are deleted as they are read.
+# the register allocators, and of the passes from the cut on) and
+# OUT/hints.json. The dumps (about 75 MB a hint set) are in a temporary
+# folder, deleted at the end. With MIR_CUTS="PASS ...", also
+# fly-rocdl-stages --mir-cut=PASS on the first two hint sets
+# (OUT/mir-cut-PASS.json): whether code generation stopped before PASS and
+# continued gives the plain compile's ISA.
 set -euo pipefail
 bench=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$1" && pwd) out=$2 n=${3:-16} reps=${4:-1}
