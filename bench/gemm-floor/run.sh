@@ -27,8 +27,9 @@ import rocdl_share; print(rocdl_share.PREFIX)")
 python3 -c "import sys, json; sys.path.insert(0, '$bench')
 from scaling import hint_sets
 json.dump(hint_sets('rocdl', $n), open('$out/hints.json', 'w'))"
-stages=("$build/bin/fly-rocdl-stages" --input="$work/pre.mlir" --hints-file="$out/hints.json"
-  --toolkit="$build/rocm-toolkit" --json=/dev/null --pass-report="$work/p" --n="$n")
+rocdl_stages=("$build/bin/fly-rocdl-stages" --input="$work/pre.mlir"
+  --hints-file="$out/hints.json" --toolkit="$build/rocm-toolkit")
+stages=("${rocdl_stages[@]}" --json=/dev/null --pass-report="$work/p" --n="$n")
 mkdir "$work/p"
 for ((i = 0; i < n; i++)); do
   "${stages[@]}" --hint-index=$i > /dev/null
@@ -60,8 +61,6 @@ for i in range(n):
 json.dump(rows, sys.stdout, indent=1)
 PY
 for pass in ${MIR_CUTS:-}; do
-  "$build/bin/fly-rocdl-stages" --input="$work/pre.mlir" --hints-file="$out/hints.json" \
-    --toolkit="$build/rocm-toolkit" --n=2 --mir-cut="$pass" --json="$out/mir-cut-$pass.json" \
-    > /dev/null
+  "${rocdl_stages[@]}" --n=2 --mir-cut="$pass" --json="$out/mir-cut-$pass.json" > /dev/null
 done
 cat "$out/floor.json"
