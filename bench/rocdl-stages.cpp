@@ -37,6 +37,12 @@
 // and the same in memory: the machine functions at PASS kept once, copied
 // per hint set with a MachineFunctionInfo built from the hint set's
 // attributes (copyMachineFunction), code generation continued on them.
+// Where the kept compile has slot indexes at the cut (from
+// register-coalescer on), each copy also gets its slot index entries of
+// erased instructions (--mir-cut-tombstones, on by default): the register
+// allocator measures live ranges in index entries, erased ones included
+// (SlotIndexes::packIndexes keeps them), so without them a continuation
+// from before machine-scheduler or greedy differs even unhinted.
 // Input: the pre-binary module (what fly replays); bench/rocdl_share.py
 // drives it and writes bench/ROCDL-SHARE.md.
 //
@@ -64,9 +70,11 @@
 #include "llvm/CodeGen/MachineConstantPool.h"
 #include "llvm/CodeGen/MachineFrameInfo.h"
 #include "llvm/CodeGen/MachineFunctionPass.h"
+#include "llvm/CodeGen/MachineInstrBuilder.h"
 #include "llvm/CodeGen/MachineModuleInfo.h"
 #include "llvm/CodeGen/MachineRegisterInfo.h"
 #include "llvm/CodeGen/PseudoSourceValueManager.h"
+#include "llvm/CodeGen/SlotIndexes.h"
 #include "llvm/CodeGen/TargetInstrInfo.h"
 #include "llvm/CodeGen/TargetLowering.h"
 #include "llvm/CodeGen/TargetSubtargetInfo.h"
@@ -76,6 +84,8 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassTimingInfo.h"
 #include "llvm/Pass.h"
+#include "llvm/PassInfo.h"
+#include "llvm/PassRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -117,6 +127,10 @@ static llvm::cl::opt<std::string>
     mirCutOpt("mir-cut",
               llvm::cl::desc("only the MIR cut before this codegen pass, "
                              "for the first --n hint sets"));
+static llvm::cl::opt<bool> tombstonesOpt(
+    "mir-cut-tombstones", llvm::cl::init(true),
+    llvm::cl::desc("in-memory cut: give each copy the slot index entries of "
+                   "erased instructions the kept compile had at the cut"));
 static llvm::cl::opt<bool>
     timedOpt("timed", llvm::cl::desc("pass report: -time-passes instead of "
                                      "-print-after-all"));
@@ -362,17 +376,36 @@ static bool setStringOption(StringRef name, StringRef value) {
 /// machine functions `fill` puts into the pass manager's MachineModuleInfo
 /// (false: it could not). `prepMs`: thread-CPU from `start` to the end of
 /// `fill`; `restMs`: the passes.
+namespace {
+/// A pass manager that adds `first` before the pass named `before`.
+struct InsertingPassManager : llvm::legacy::PassManager {
+  llvm::Pass *first = nullptr;
+  StringRef before;
+  ~InsertingPassManager() override { delete first; }
+  void add(llvm::Pass *pass) override {
+    if (first && pass->getPassName() == before) {
+      PassManager::add(first);
+      first = nullptr;
+    }
+    PassManager::add(pass);
+  }
+};
+} // namespace
+
 static std::optional<std::string>
 continueCodegen(llvm::TargetMachine &machine, StringRef cut,
                 llvm::Module &module,
                 llvm::function_ref<bool(llvm::MachineModuleInfo &)> fill,
-                double start, double &prepMs, double &restMs) {
+                double start, double &prepMs, double &restMs,
+                llvm::Pass *first = nullptr, StringRef before = "") {
   std::string isa;
   double t;
   {
     llvm::raw_string_ostream stream(isa);
     llvm::buffer_ostream out(stream);
-    llvm::legacy::PassManager passes;
+    InsertingPassManager passes;
+    passes.first = first;
+    passes.before = before;
     auto *mmi = new llvm::MachineModuleInfoWrapperPass(&machine);
     if (!setStringOption("start-before", cut))
       return std::nullopt;
@@ -416,7 +449,85 @@ continueFromMir(StringRef mir, StringRef cut, llvm::TargetMachine &machine,
       t, parseMs, restMs);
 }
 
+/// Per basic block (by number), how many slot index entries of erased
+/// instructions come before each instruction with an index and before the
+/// block's end.
+using TombstoneLayout = std::vector<std::vector<unsigned>>;
+
+static TombstoneLayout readTombstones(const llvm::MachineFunction &mf,
+                                      const llvm::SlotIndexes &indexes) {
+  TombstoneLayout layout(mf.getNumBlockIDs());
+  for (const llvm::MachineBasicBlock &mbb : mf) {
+    std::vector<unsigned> &counts = layout[mbb.getNumber()];
+    unsigned run = 0;
+    llvm::SlotIndex end = indexes.getMBBEndIdx(&mbb);
+    for (llvm::SlotIndex i = indexes.getMBBStartIdx(&mbb).getNextIndex();
+         i != end; i = i.getNextIndex()) {
+      if (indexes.getInstructionFromIndex(i)) {
+        counts.push_back(run);
+        run = 0;
+      } else {
+        ++run;
+      }
+    }
+    counts.push_back(run);
+  }
+  return layout;
+}
+
 namespace {
+/// Gives each machine function the slot index entries of erased
+/// instructions its layout says (KILLs inserted into the maps and removed).
+struct PlaceTombstones : llvm::MachineFunctionPass {
+  static char ID;
+  PlaceTombstones(
+      const std::map<const llvm::Function *, TombstoneLayout> &layouts,
+      bool &mismatch)
+      : MachineFunctionPass(ID), layouts(layouts), mismatch(mismatch) {}
+  bool runOnMachineFunction(llvm::MachineFunction &mf) override {
+    auto found = layouts.find(&mf.getFunction());
+    if (found == layouts.end())
+      return false;
+    llvm::SlotIndexes &indexes =
+        getAnalysis<llvm::SlotIndexesWrapperPass>().getSI();
+    const llvm::TargetInstrInfo &tii = *mf.getSubtarget().getInstrInfo();
+    for (llvm::MachineBasicBlock &mbb : mf) {
+      const std::vector<unsigned> &counts = found->second[mbb.getNumber()];
+      auto place = [&](llvm::MachineBasicBlock::iterator before, unsigned n) {
+        for (unsigned j = 0; j < n; ++j) {
+          llvm::MachineInstr *mi = llvm::BuildMI(
+              mbb, before, llvm::DebugLoc(), tii.get(llvm::TargetOpcode::KILL));
+          indexes.insertMachineInstrInMaps(*mi);
+          indexes.removeMachineInstrFromMaps(*mi);
+          mi->eraseFromParent();
+        }
+      };
+      std::vector<llvm::MachineBasicBlock::iterator> at;
+      for (llvm::MachineBasicBlock::iterator i = mbb.begin(); i != mbb.end();
+           ++i)
+        if (!i->isDebugOrPseudoInstr())
+          at.push_back(i);
+      if (at.size() + 1 != counts.size()) {
+        mismatch = true;
+        continue;
+      }
+      for (size_t k = 0; k < at.size(); ++k)
+        place(at[k], counts[k]);
+      place(mbb.end(), counts.back());
+    }
+    return false;
+  }
+  void getAnalysisUsage(llvm::AnalysisUsage &usage) const override {
+    usage.addRequired<llvm::SlotIndexesWrapperPass>();
+    usage.setPreservesAll();
+    MachineFunctionPass::getAnalysisUsage(usage);
+  }
+  const std::map<const llvm::Function *, TombstoneLayout> &layouts;
+  /// Set where a copy's block has other instructions than the layout's.
+  bool &mismatch;
+};
+char PlaceTombstones::ID = 0;
+
 /// Keeps a copy of every machine function it runs on (the shared part of
 /// the in-memory cut: the machine functions die with their pass manager).
 struct KeepMachineFunctions : llvm::MachineFunctionPass {
@@ -424,19 +535,24 @@ struct KeepMachineFunctions : llvm::MachineFunctionPass {
   explicit KeepMachineFunctions(
       std::map<const llvm::Function *, std::unique_ptr<llvm::MachineFunction>>
           &kept,
-      llvm::MCContext &ctx)
-      : MachineFunctionPass(ID), kept(kept), ctx(ctx) {}
+      llvm::MCContext &ctx,
+      std::map<const llvm::Function *, TombstoneLayout> &layouts)
+      : MachineFunctionPass(ID), kept(kept), ctx(ctx), layouts(layouts) {}
   bool runOnMachineFunction(llvm::MachineFunction &mf) override {
     kept[&mf.getFunction()] = fly::copyMachineFunction(mf, ctx, nullptr);
+    if (auto *indexes = getAnalysisIfAvailable<llvm::SlotIndexesWrapperPass>())
+      layouts[&mf.getFunction()] = readTombstones(mf, indexes->getSI());
     return false;
   }
   void getAnalysisUsage(llvm::AnalysisUsage &usage) const override {
+    usage.addUsedIfAvailable<llvm::SlotIndexesWrapperPass>();
     usage.setPreservesAll();
     MachineFunctionPass::getAnalysisUsage(usage);
   }
   std::map<const llvm::Function *, std::unique_ptr<llvm::MachineFunction>>
       &kept;
   llvm::MCContext &ctx;
+  std::map<const llvm::Function *, TombstoneLayout> &layouts;
 };
 char KeepMachineFunctions::ID = 0;
 } // namespace
@@ -451,6 +567,7 @@ struct InMemoryCut {
   std::string cut;
   llvm::MachineModuleInfo keeper{&machine};
   std::map<const llvm::Function *, std::unique_ptr<llvm::MachineFunction>> kept;
+  std::map<const llvm::Function *, TombstoneLayout> layouts;
   /// The register and class names machine function info is read with,
   /// built on first use and kept (all of them, for the whole target).
   llvm::PerTargetMIParsingState names{
@@ -471,7 +588,7 @@ struct InMemoryCut {
 
   bool run() {
     KeepingPassManager passes;
-    passes.keep = new KeepMachineFunctions(kept, keeper.getContext());
+    passes.keep = new KeepMachineFunctions(kept, keeper.getContext(), layouts);
     if (!setStringOption("stop-before", cut))
       return false;
     llvm::raw_null_ostream null;
@@ -499,7 +616,8 @@ struct InMemoryCut {
       for (auto &[f, attributes] : saved)
         f->setAttributes(attributes);
     });
-    return continueCodegen(
+    bool mismatch = false;
+    std::optional<std::string> isa = continueCodegen(
         machine, cut, module,
         [&](llvm::MachineModuleInfo &mmi) {
           for (auto &[f, mf] : kept) {
@@ -511,7 +629,21 @@ struct InMemoryCut {
           }
           return true;
         },
-        threadCpuMs(), copyMs, restMs);
+        threadCpuMs(), copyMs, restMs,
+        tombstonesOpt && !layouts.empty()
+            ? new PlaceTombstones(layouts, mismatch)
+            : nullptr,
+        cutPassName());
+    if (mismatch)
+      return std::nullopt;
+    return isa;
+  }
+
+  /// The name of the pass `cut` is the argument of.
+  StringRef cutPassName() const {
+    const llvm::PassInfo *info =
+        llvm::PassRegistry::getPassRegistry()->getPassInfo(cut);
+    return info ? info->getPassName() : StringRef();
   }
 };
 
@@ -559,6 +691,11 @@ static int reportMirCut(ModuleOp source, ArrayRef<fly::HintSet> hintSets,
     t = threadCpuMs();
     bool kept = inMemory.run();
     double keptMs = threadCpuMs() - t;
+    uint64_t tombstones = 0;
+    for (auto &[f, layout] : inMemory.layouts)
+      for (const std::vector<unsigned> &counts : layout)
+        for (unsigned n : counts)
+          tombstones += n;
 
     for (const fly::HintSet &hints : hintSets) {
       gpu::GPUModuleOp hinted = hintedCopy(source, gpuModule, hints);
@@ -571,6 +708,7 @@ static int reportMirCut(ModuleOp source, ArrayRef<fly::HintSet> hintSets,
       row["shared_ms"] = sharedMs;
       row["kept_ms"] = keptMs;
       row["copyable"] = kept;
+      row["tombstones"] = tombstonesOpt ? int64_t(tombstones) : int64_t(-1);
       bool registerHintsOnly =
           target == baseTarget &&
           llvm::all_of(hints.hints(), [](const fly::TypedHint &e) {

@@ -11,8 +11,8 @@
 # the register allocators, and of the passes from the cut on) and
 # OUT/hints.json. The dumps (about 75 MB a hint set) are in a temporary
 # folder, deleted at the end. With MIR_CUTS="PASS ...", also
-# fly-rocdl-stages --mir-cut=PASS on the first two hint sets
-# (OUT/mir-cut-PASS.json): whether code generation stopped before PASS and
+# fly-rocdl-stages --mir-cut=PASS on the first MIR_CUT_N hint sets (default
+# 2; OUT/mir-cut-PASS.json): whether code generation stopped before PASS and
 # continued gives the plain compile's ISA.
 set -euo pipefail
 bench=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,6 +61,6 @@ for i in range(n):
 json.dump(rows, sys.stdout, indent=1)
 PY
 for pass in ${MIR_CUTS:-}; do
-  "${rocdl_stages[@]}" --n=2 --mir-cut="$pass" --json="$out/mir-cut-$pass.json" > /dev/null
+  "${rocdl_stages[@]}" --n="${MIR_CUT_N:-2}" --mir-cut="$pass" --json="$out/mir-cut-$pass.json" > /dev/null
 done
 cat "$out/floor.json"
