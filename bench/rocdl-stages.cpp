@@ -372,10 +372,6 @@ static bool setStringOption(StringRef name, StringRef value) {
   return true;
 }
 
-/// Code generation of `module` from `cut` on, to ISA, on `machine`, from the
-/// machine functions `fill` puts into the pass manager's MachineModuleInfo
-/// (false: it could not). `prepMs`: thread-CPU from `start` to the end of
-/// `fill`; `restMs`: the passes.
 namespace {
 /// A pass manager that adds `first` before the pass named `before`.
 struct InsertingPassManager : llvm::legacy::PassManager {
@@ -392,6 +388,11 @@ struct InsertingPassManager : llvm::legacy::PassManager {
 };
 } // namespace
 
+/// Code generation of `module` from `cut` on, to ISA, on `machine`, from the
+/// machine functions `fill` puts into the pass manager's MachineModuleInfo
+/// (false: it could not), with `first` (owned) added before the pass named
+/// `before`. `prepMs`: thread-CPU from `start` to the end of `fill`;
+/// `restMs`: the passes.
 static std::optional<std::string>
 continueCodegen(llvm::TargetMachine &machine, StringRef cut,
                 llvm::Module &module,
@@ -573,22 +574,12 @@ struct InMemoryCut {
   llvm::PerTargetMIParsingState names{
       *machine.getSubtargetImpl(*module.begin())};
 
-  /// Adds the keeping pass before FreeMachineFunction, which a stopped
-  /// pipeline still ends with.
-  struct KeepingPassManager : llvm::legacy::PassManager {
-    llvm::Pass *keep = nullptr;
-    void add(llvm::Pass *pass) override {
-      if (keep && pass->getPassName() == "Free MachineFunction") {
-        PassManager::add(keep);
-        keep = nullptr;
-      }
-      PassManager::add(pass);
-    }
-  };
-
   bool run() {
-    KeepingPassManager passes;
-    passes.keep = new KeepMachineFunctions(kept, keeper.getContext(), layouts);
+    // The keeping pass goes before FreeMachineFunction, which a stopped
+    // pipeline still ends with.
+    InsertingPassManager passes;
+    passes.first = new KeepMachineFunctions(kept, keeper.getContext(), layouts);
+    passes.before = "Free MachineFunction";
     if (!setStringOption("stop-before", cut))
       return false;
     llvm::raw_null_ostream null;
@@ -596,10 +587,8 @@ struct InMemoryCut {
     bool failedToBuild = machine.addPassesToEmitFile(
         passes, out, nullptr, llvm::CodeGenFileType::Null);
     setStringOption("stop-before", "");
-    if (failedToBuild || passes.keep) {
-      delete passes.keep;
+    if (failedToBuild || passes.first)
       return false;
-    }
     passes.run(module);
     return !kept.empty() &&
            llvm::all_of(kept, [](auto &e) { return e.second != nullptr; });
