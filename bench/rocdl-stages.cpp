@@ -391,8 +391,8 @@ struct InsertingPassManager : llvm::legacy::PassManager {
 /// Code generation of `module` from `cut` on, to ISA, on `machine`, from the
 /// machine functions `fill` puts into the pass manager's MachineModuleInfo
 /// (false: it could not), with `first` (owned) added before the pass named
-/// `before`. `prepMs`: thread-CPU from `start` to the end of `fill`;
-/// `restMs`: the passes.
+/// `before` (nullopt where there is none). `prepMs`: thread-CPU from `start` to
+/// the end of `fill`; `restMs`: the passes.
 static std::optional<std::string>
 continueCodegen(llvm::TargetMachine &machine, StringRef cut,
                 llvm::Module &module,
@@ -407,14 +407,15 @@ continueCodegen(llvm::TargetMachine &machine, StringRef cut,
     InsertingPassManager passes;
     passes.first = first;
     passes.before = before;
-    auto *mmi = new llvm::MachineModuleInfoWrapperPass(&machine);
     if (!setStringOption("start-before", cut))
       return std::nullopt;
+    auto *mmi = new llvm::MachineModuleInfoWrapperPass(&machine);
     bool failedToBuild = machine.addPassesToEmitFile(
         passes, out, nullptr, llvm::CodeGenFileType::AssemblyFile,
         /*DisableVerify=*/true, mmi);
     setStringOption("start-before", "");
-    if (failedToBuild || !fill(mmi->getMMI()))
+    // `first` still held: no pass named `before` came, so it never ran.
+    if (failedToBuild || passes.first || !fill(mmi->getMMI()))
       return std::nullopt;
     prepMs = threadCpuMs() - start;
     t = threadCpuMs();
