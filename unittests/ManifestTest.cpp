@@ -6,6 +6,8 @@
 // The heap is measured by counting what operator new hands out (this file
 // replaces it for the test binary). A variant holds its gpu.binary ops as
 // attributes only: their text is printed into `<id>.mlir`, not kept.
+// Files staged while a sweep compiles (SweepOutputWriter::add) make the
+// same out-dir as writing them all at the end.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,7 +29,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <malloc.h>
+#include <map>
 #include <new>
+#include <thread>
 
 namespace {
 /// Bytes operator new handed out and not yet deleted, and their highest
@@ -270,6 +274,94 @@ TEST_F(ManifestTest, VariantTextIsPrintedIntoItsFileNotHeld) {
   // What outlives the context keeps the same text.
   keepBinaryIR(variant);
   EXPECT_EQ(variant.binaryIR, printed);
+}
+
+/// Every file of the out-dir `dir`, by name, with its bytes.
+std::map<std::string, std::string> readOutDir(llvm::StringRef dir) {
+  std::map<std::string, std::string> files;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    auto buffer = llvm::MemoryBuffer::getFile(it->path());
+    EXPECT_TRUE(bool(buffer)) << it->path();
+    if (buffer)
+      files[llvm::sys::path::filename(it->path()).str()] =
+          (*buffer)->getBuffer().str();
+  }
+  EXPECT_FALSE(ec) << ec.message();
+  return files;
+}
+
+/// The names directly in `dir`.
+std::vector<std::string> listDir(llvm::StringRef dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec))
+    names.push_back(llvm::sys::path::filename(it->path()).str());
+  llvm::sort(names);
+  return names;
+}
+
+TEST_F(ManifestTest, FilesStagedWhileCompilingMakeTheSameOutDir) {
+  std::vector<VariantResult> results;
+  for (unsigned i = 0; i < 6; ++i)
+    results.push_back(makeVariant(i, 2));
+  results[3].objects.clear();
+  results[3].error = "error: ptxas said no";
+  SweepHeader header;
+  header.tool = "fly-test";
+  header.binaryPass = results.front().binaryPass;
+  ASSERT_FALSE(writeSweepOutputs(path("at-end"), results, header));
+
+  auto writer = SweepOutputWriter::create(path("staged"));
+  ASSERT_TRUE(bool(writer)) << llvm::toString(writer.takeError());
+  // In another order than the variants', from threads of their own, as
+  // variants finish; variant 1 is left to finish().
+  std::vector<std::thread> finishing;
+  for (unsigned i : {5u, 0u, 3u, 2u, 4u})
+    finishing.emplace_back([&, i] { (*writer)->add(results[i]); });
+  for (std::thread &thread : finishing)
+    thread.join();
+  ASSERT_FALSE((*writer)->finish(results, header));
+
+  std::map<std::string, std::string> atEnd = readOutDir(path("at-end"));
+  EXPECT_EQ(atEnd.size(), 12u); // 5 x (.mlir, object), manifest, record
+  EXPECT_EQ(readOutDir(path("staged")), atEnd);
+}
+
+TEST_F(ManifestTest, AResultThatChangedAfterStagingReplacesNothing) {
+  std::vector<VariantResult> results = {makeVariant(0, 1), makeVariant(1, 1)};
+  SweepHeader header;
+  header.tool = "fly-test";
+  auto writer = SweepOutputWriter::create(path("out"));
+  ASSERT_TRUE(bool(writer)) << llvm::toString(writer.takeError());
+  (*writer)->add(results[1]);
+  results[1].objects.front().bytes = "other bytes";
+  results[1].objectHash ^= 1;
+  llvm::Error err = (*writer)->finish(results, header);
+  ASSERT_TRUE(bool(err));
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            "variant v1 changed after its files were staged");
+  writer->reset();
+  // No out-dir, and no staging directory beside it.
+  EXPECT_EQ(listDir(root), std::vector<std::string>{});
+}
+
+TEST_F(ManifestTest, AWriterNeverFinishedLeavesThePreviousOutDir) {
+  std::vector<VariantResult> results = {makeVariant(0, 1)};
+  SweepHeader header;
+  header.tool = "fly-test";
+  ASSERT_FALSE(writeSweepOutputs(path("out"), results, header));
+  std::map<std::string, std::string> before = readOutDir(path("out"));
+  {
+    auto writer = SweepOutputWriter::create(path("out"));
+    ASSERT_TRUE(bool(writer)) << llvm::toString(writer.takeError());
+    VariantResult other = makeVariant(1, 1);
+    (*writer)->add(other);
+  }
+  EXPECT_EQ(readOutDir(path("out")), before);
+  EXPECT_EQ(listDir(root), (std::vector<std::string>{".out.fly-lock", "out"}));
 }
 
 } // namespace

@@ -18,6 +18,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 
 using namespace llvm;
@@ -159,81 +162,161 @@ static void printManifest(raw_ostream &os, json::Object fields,
   os << '\n';
 }
 
-Error writeSweepOutputs(
-    StringRef outDir, ArrayRef<VariantResult> results,
-    const SweepHeader &header,
-    ArrayRef<std::pair<std::string, std::string>> extraFiles) {
-  json::Object sweep = toJSON(header, results.size());
-  // Staged beside the out-dir and swapped in whole: an error or a signal
-  // before commit() leaves the previous out-dir as it was.
-  Expected<std::unique_ptr<OutputDirectory>> dir =
-      OutputDirectory::create(outDir);
-  if (!dir)
-    return dir.takeError();
-  std::vector<std::vector<std::string>> files(results.size());
-  // Big variants' files on threads of their own: printing a GEMM's
-  // gpu.binary text takes milliseconds, and N of them one after the other
-  // are wall time that N separate compiles spread out
-  // (bench/h200-n-le-p). Small ones print faster than threads start.
-  std::vector<std::optional<Error>> errors(results.size());
-  auto writeVariant = [&](size_t index) -> Error {
-    const VariantResult &result = results[index];
-    std::vector<std::string> &names = files[index];
-    auto write = [&](std::string name, StringRef contents) -> Error {
-      if (Error err = (*dir)->write(name, contents))
-        return err;
-      names.push_back(std::move(name));
-      return Error::success();
-    };
-    // Printed straight into the file: no variant's text is held.
-    std::string mlirName = result.id + ".mlir";
-    if (Error err = (*dir)->writePrinted(
-            mlirName, [&](raw_ostream &os) { printBinaryIR(os, result); }))
+/// Writes `result`'s `<id>.mlir` and objects into `dir`, naming them in
+/// `names`.
+static Error writeVariantFiles(OutputDirectory &dir,
+                               const VariantResult &result,
+                               std::vector<std::string> &names) {
+  // Printed straight into the file: no variant's text is held.
+  std::string mlirName = result.id + ".mlir";
+  if (Error err = dir.writePrinted(
+          mlirName, [&](raw_ostream &os) { printBinaryIR(os, result); }))
+    return err;
+  names.push_back(std::move(mlirName));
+  // getObjectFileName sanitizes module names (any symbol, "/../x"
+  // included) and chips.
+  for (const VariantObject &object : result.objects) {
+    std::string name = getObjectFileName(result.id, object, result.objects);
+    if (Error err = dir.write(name, object.bytes))
       return err;
-    names.push_back(std::move(mlirName));
-    // getObjectFileName sanitizes module names (any symbol, "/../x"
-    // included) and chips.
-    for (const VariantObject &object : result.objects)
-      if (Error err =
-              write(getObjectFileName(result.id, object, result.objects),
-                    object.bytes))
-        return err;
-    return Error::success();
-  };
+    names.push_back(std::move(name));
+  }
+  return Error::success();
+}
+
+/// What add() staged of one result: the files, or why they could not be
+/// written, with what identifies the result they came from.
+struct StagedVariant {
+  std::string id;
+  uint64_t objectHash = 0;
+  std::vector<std::string> files;
+  std::string error;
+};
+
+class SweepOutputWriter::Impl {
+public:
+  explicit Impl(std::unique_ptr<OutputDirectory> dir) : dir(std::move(dir)) {}
+
+  void add(const VariantResult &result) {
+    if (!result.succeeded())
+      return;
+    // What the files are written from, so that the caller's result may move
+    // on (a copy of the objects, the typed binaries, no intermediates).
+    auto copy = std::make_shared<VariantResult>();
+    copy->index = result.index;
+    copy->id = result.id;
+    copy->binaryIR = result.binaryIR;
+    copy->binaries = result.binaries;
+    copy->objects = result.objects;
+    copy->objectHash = result.objectHash;
+    // Printing the binaries creates ops in their context, which only a
+    // multithreaded context allows beside the compiles still running.
+    bool onThread =
+        copy->binaries.empty() ||
+        copy->binaries.front().objects.getContext()->isMultithreadingEnabled();
+    if (!onThread) {
+      stage(*copy);
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!pool)
+      pool.emplace(hardware_concurrency());
+    pool->async([this, copy] { stage(*copy); });
+  }
+
+  Error finish(ArrayRef<VariantResult> results, const SweepHeader &header,
+               ArrayRef<std::pair<std::string, std::string>> extraFiles);
+
+private:
+  void stage(const VariantResult &result) {
+    // After a failure (a full disk, an interrupt) no further variant starts.
+    if (failed)
+      return;
+    StagedVariant entry{result.id, result.objectHash, {}, {}};
+    if (Error err = writeVariantFiles(*dir, result, entry.files)) {
+      failed = true;
+      entry.error = toString(std::move(err));
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    staged.try_emplace(result.index, std::move(entry));
+  }
+
+  std::unique_ptr<OutputDirectory> dir;
+  std::mutex mutex;
+  std::map<unsigned, StagedVariant> staged;
+  std::atomic<bool> failed{false};
+  // Last, so destroyed first: its tasks finish while what they use lives.
+  std::optional<DefaultThreadPool> pool;
+};
+
+Error SweepOutputWriter::Impl::finish(
+    ArrayRef<VariantResult> results, const SweepHeader &header,
+    ArrayRef<std::pair<std::string, std::string>> extraFiles) {
   {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (pool) {
+      lock.unlock();
+      pool->wait();
+    }
+  }
+  json::Object sweep = toJSON(header, results.size());
+  std::vector<std::vector<std::string>> files(results.size());
+  std::vector<std::optional<Error>> errors(results.size());
+  // The successful results add() did not stage.
+  std::vector<size_t> rest;
+  for (auto [i, result] : llvm::enumerate(results)) {
+    if (!result.succeeded())
+      continue;
+    auto it = staged.find(result.index);
+    if (it == staged.end()) {
+      rest.push_back(i);
+      continue;
+    }
+    StagedVariant &entry = it->second;
+    if (entry.id != result.id || entry.objectHash != result.objectHash)
+      errors[i].emplace(createStringError(
+          inconvertibleErrorCode(),
+          "variant " + result.id + " changed after its files were staged"));
+    else if (!entry.error.empty())
+      errors[i].emplace(
+          createStringError(inconvertibleErrorCode(), entry.error));
+    else
+      files[i] = std::move(entry.files);
+  }
+  {
+    // Big variants' files on threads of their own: printing a GEMM's
+    // gpu.binary text takes milliseconds, and N of them one after the other
+    // are wall time that N separate compiles spread out
+    // (bench/h200-n-le-p). Small ones print faster than threads start.
     constexpr size_t parallelFromBytes = 256 << 10;
     size_t bytes = 0;
-    for (const VariantResult &result : results)
-      for (const VariantObject &object : result.objects)
+    for (size_t i : rest)
+      for (const VariantObject &object : results[i].objects)
         bytes += object.bytes.size();
     unsigned threads =
         bytes < parallelFromBytes
             ? 1
-            : std::min<size_t>(results.size(),
+            : std::min<size_t>(rest.size(),
                                hardware_concurrency().compute_thread_count());
-    // After a failure (a full disk, an interrupt) no further variant starts.
-    std::atomic<bool> failed{false};
     auto writeOrSkip = [&](size_t index) {
       if (failed)
         return;
-      Error err = writeVariant(index);
+      Error err = writeVariantFiles(*dir, results[index], files[index]);
       if (err)
         failed = true;
       errors[index].emplace(std::move(err));
     };
-    std::optional<DefaultThreadPool> pool;
+    std::optional<DefaultThreadPool> restPool;
     if (threads > 1)
-      pool.emplace(hardware_concurrency(threads));
-    for (size_t i = 0; i < results.size(); ++i) {
-      if (!results[i].succeeded())
-        continue;
-      if (pool)
-        pool->async([&, i] { writeOrSkip(i); });
+      restPool.emplace(hardware_concurrency(threads));
+    for (size_t i : rest) {
+      if (restPool)
+        restPool->async([&, i] { writeOrSkip(i); });
       else
         writeOrSkip(i);
     }
-    if (pool)
-      pool->wait();
+    if (restPool)
+      restPool->wait();
   }
   // Of the variants that failed, the first in variant order.
   std::optional<Error> first;
@@ -257,13 +340,49 @@ Error writeSweepOutputs(
                                 {"variant", row.variant}});
   sweep["best_per_kernel"] = std::move(best);
   for (const auto &[name, contents] : extraFiles)
-    if (Error err = (*dir)->write(name, contents))
+    if (Error err = dir->write(name, contents))
       return err;
-  if (Error err = (*dir)->writePrinted("manifest.json", [&](raw_ostream &os) {
+  if (Error err = dir->writePrinted("manifest.json", [&](raw_ostream &os) {
         printManifest(os, std::move(sweep), results, files);
       }))
     return err;
-  return (*dir)->commit();
+  return dir->commit();
+}
+
+SweepOutputWriter::SweepOutputWriter(std::unique_ptr<Impl> impl)
+    : impl(std::move(impl)) {}
+
+SweepOutputWriter::~SweepOutputWriter() = default;
+
+Expected<std::unique_ptr<SweepOutputWriter>>
+SweepOutputWriter::create(StringRef outDir) {
+  // Staged beside the out-dir and swapped in whole: an error or a signal
+  // before commit() leaves the previous out-dir as it was.
+  Expected<std::unique_ptr<OutputDirectory>> dir =
+      OutputDirectory::create(outDir);
+  if (!dir)
+    return dir.takeError();
+  return std::unique_ptr<SweepOutputWriter>(
+      new SweepOutputWriter(std::make_unique<Impl>(std::move(*dir))));
+}
+
+void SweepOutputWriter::add(const VariantResult &result) { impl->add(result); }
+
+Error SweepOutputWriter::finish(
+    ArrayRef<VariantResult> results, const SweepHeader &header,
+    ArrayRef<std::pair<std::string, std::string>> extraFiles) {
+  return impl->finish(results, header, extraFiles);
+}
+
+Error writeSweepOutputs(
+    StringRef outDir, ArrayRef<VariantResult> results,
+    const SweepHeader &header,
+    ArrayRef<std::pair<std::string, std::string>> extraFiles) {
+  Expected<std::unique_ptr<SweepOutputWriter>> writer =
+      SweepOutputWriter::create(outDir);
+  if (!writer)
+    return writer.takeError();
+  return (*writer)->finish(results, header, extraFiles);
 }
 
 } // namespace fly

@@ -6,6 +6,7 @@
 #include "fly/Support/FileName.h"
 #include "fly/Support/SafeFile.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -25,6 +26,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -76,17 +78,38 @@ static std::string stagingPrefix(StringRef name) {
 
 static std::mutex liveMutex;
 static StringSet<> liveStaging;
-// One path, copied for the async-signal-safe interrupt handler (rmdir).
-static char signalStaging[4096];
-static std::atomic<bool> signalStagingSet{false};
-// Once a commit has swapped the previous out-dir into that path, the
-// handler removes only the names it lists (NUL-terminated, one after the
-// other, then an empty one): the files the previous run recorded and the
-// links carried over, never a file something else wrote there meanwhile.
-// Which directory the path holds is told by the staging directory's inode.
-static std::atomic<ino_t> signalStagingInode{0};
-static std::atomic<const char *> signalPreviousNames{nullptr};
-static std::unique_ptr<char[]> previousNamesBuffer;
+
+namespace {
+/// A staging path the async-signal-safe interrupt handler empties and
+/// removes (rmdir) as a whole: copied here while it is live. A sweep stages
+/// one out-dir per kernel at once.
+struct SignalStaging {
+  char path[4096];
+  std::atomic<bool> set{false};
+  // Once a commit has swapped the previous out-dir into the path, the
+  // handler removes only the names this lists (NUL-terminated, one after
+  // the other, then an empty one): the files the previous run recorded and
+  // the links carried over, never a file something else wrote there
+  // meanwhile. Which directory the path holds is told by the staging
+  // directory's inode.
+  std::atomic<ino_t> inode{0};
+  std::atomic<const char *> previousNames{nullptr};
+  std::unique_ptr<char[]> previousNamesBuffer;
+};
+} // namespace
+
+/// More staging directories at once have their files registered one by one
+/// with RemoveFileOnSignal; the directories then stay for the next run.
+static constexpr size_t kSignalStagings = 16;
+static SignalStaging signalStagings[kSignalStagings];
+
+/// The live slot of `staging` (under liveMutex), if it has one.
+static SignalStaging *findSignalStaging(StringRef staging) {
+  for (SignalStaging &slot : signalStagings)
+    if (slot.set.load() && staging == StringRef(slot.path))
+      return &slot;
+  return nullptr;
+}
 
 /// getdents64's record (not exported by glibc).
 struct LinuxDirent64 {
@@ -105,60 +128,71 @@ struct LinuxDirent64 {
 static std::atomic<bool> interrupted{false};
 static std::atomic<int> writesInFlight{0};
 
+/// Empties one staging path with async-signal-safe calls only (no malloc,
+/// no opendir), then removes it.
+static void cleanOnInterrupt(SignalStaging &slot) {
+  int fd = ::open(slot.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  struct stat held;
+  const char *previous = slot.previousNames.load();
+  if (fd >= 0 && previous && ::fstat(fd, &held) == 0 &&
+      held.st_ino != slot.inode.load()) {
+    for (const char *name = previous; *name; name += std::strlen(name) + 1)
+      ::unlinkat(fd, name, 0);
+    ::rmdir(slot.path);
+    ::close(fd);
+    return;
+  }
+  alignas(8) static char buffer[8192];
+  for (int pass = 0; fd >= 0 && pass < 4; ++pass) {
+    ::lseek(fd, 0, SEEK_SET);
+    long n;
+    while ((n = ::syscall(SYS_getdents64, fd, buffer, sizeof(buffer))) > 0)
+      for (long at = 0; at < n;) {
+        auto *entry = reinterpret_cast<LinuxDirent64 *>(buffer + at);
+        at += entry->d_reclen;
+        const char *name = entry->d_name;
+        if (entry->d_type != DT_DIR && std::strcmp(name, ".") &&
+            std::strcmp(name, ".."))
+          ::unlinkat(fd, name, 0);
+      }
+    if (::rmdir(slot.path) == 0)
+      break;
+  }
+  if (fd >= 0)
+    ::close(fd);
+}
+
 static void onInterrupt() {
   interrupted.store(true);
-  // At most ~200 ms: the handler may run on the writing thread itself.
+  // At most ~200 ms, should a write not finish.
   for (int i = 0; i < 200 && writesInFlight.load() > 0; ++i) {
     struct timespec ms = {0, 1000000};
     ::nanosleep(&ms, nullptr);
   }
   // The staged files are not registered one by one with RemoveFileOnSignal
   // (its list costs O(files) per registration: quadratic out-dirs), and a
-  // TempFile registers itself only after creating its file: empty the
-  // directory with async-signal-safe calls only (no malloc, no opendir),
-  // then remove it. What a writer creates after the last pass
-  // is removed by the next run into the out-dir (removeStaleStaging).
-  if (signalStagingSet.load()) {
-    int fd = ::open(signalStaging, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    struct stat held;
-    const char *previous = signalPreviousNames.load();
-    if (fd >= 0 && previous && ::fstat(fd, &held) == 0 &&
-        held.st_ino != signalStagingInode.load()) {
-      for (const char *name = previous; *name; name += std::strlen(name) + 1)
-        ::unlinkat(fd, name, 0);
-      ::rmdir(signalStaging);
-      ::close(fd);
-      return;
-    }
-    alignas(8) static char buffer[8192];
-    for (int pass = 0; fd >= 0 && pass < 4; ++pass) {
-      ::lseek(fd, 0, SEEK_SET);
-      long n;
-      while ((n = ::syscall(SYS_getdents64, fd, buffer, sizeof(buffer))) > 0)
-        for (long at = 0; at < n;) {
-          auto *entry = reinterpret_cast<LinuxDirent64 *>(buffer + at);
-          at += entry->d_reclen;
-          const char *name = entry->d_name;
-          if (entry->d_type != DT_DIR && std::strcmp(name, ".") &&
-              std::strcmp(name, ".."))
-            ::unlinkat(fd, name, 0);
-        }
-      if (::rmdir(signalStaging) == 0)
-        break;
-    }
-    if (fd >= 0)
-      ::close(fd);
-  }
+  // TempFile registers itself only after creating its file. What a writer
+  // creates after the last pass is removed by the next run into the out-dir
+  // (removeStaleStaging).
+  for (SignalStaging &slot : signalStagings)
+    if (slot.set.load())
+      cleanOnInterrupt(slot);
 }
 
 /// Whether the interrupt handler now cleans `staging` as a whole.
 static bool registerLive(StringRef staging) {
   std::lock_guard<std::mutex> lock(liveMutex);
   liveStaging.insert(staging);
-  if (!signalStagingSet.load() && staging.size() < sizeof(signalStaging)) {
-    std::memcpy(signalStaging, staging.data(), staging.size());
-    signalStaging[staging.size()] = '\0';
-    signalStagingSet.store(true);
+  if (staging.size() >= sizeof(SignalStaging::path))
+    return false;
+  for (SignalStaging &slot : signalStagings) {
+    if (slot.set.load())
+      continue;
+    std::memcpy(slot.path, staging.data(), staging.size());
+    slot.path[staging.size()] = '\0';
+    slot.inode.store(0);
+    slot.previousNames.store(nullptr);
+    slot.set.store(true);
     addInterruptCallback(onInterrupt);
     return true;
   }
@@ -168,34 +202,35 @@ static bool registerLive(StringRef staging) {
 static void unregisterLive(StringRef staging) {
   std::lock_guard<std::mutex> lock(liveMutex);
   liveStaging.erase(staging);
-  if (signalStagingSet.load() && staging == StringRef(signalStaging)) {
-    signalStagingSet.store(false);
-    signalPreviousNames.store(nullptr);
+  if (SignalStaging *slot = findSignalStaging(staging)) {
+    slot->set.store(false);
+    slot->previousNames.store(nullptr);
   }
 }
 
-/// Tells the interrupt handler which `files` to remove should `staging`,
-/// the handler's path, come to hold the previous out-dir (see
-/// signalPreviousNames); nothing when the handler cleans another path.
+/// Tells the interrupt handler which `files` to remove should `staging`
+/// come to hold the previous out-dir (see SignalStaging::previousNames);
+/// nothing when the handler does not clean it as a whole.
 static void setPreviousNamesForSignal(StringRef staging,
                                       ArrayRef<std::string> files) {
   std::lock_guard<std::mutex> lock(liveMutex);
-  if (!signalStagingSet.load() || staging != StringRef(signalStaging))
+  SignalStaging *slot = findSignalStaging(staging);
+  if (!slot)
     return;
   struct stat st;
-  if (::stat(signalStaging, &st) != 0)
+  if (::stat(slot->path, &st) != 0)
     return;
   std::string names;
   for (const std::string &file : files)
     names += file + '\0';
   // The buffer a handler may be reading is only replaced after the handler
   // has been told to stop reading it.
-  signalPreviousNames.store(nullptr);
-  previousNamesBuffer.reset(new char[names.size() + 1]);
-  std::memcpy(previousNamesBuffer.get(), names.data(), names.size());
-  previousNamesBuffer[names.size()] = '\0';
-  signalStagingInode.store(st.st_ino);
-  signalPreviousNames.store(previousNamesBuffer.get());
+  slot->previousNames.store(nullptr);
+  slot->previousNamesBuffer.reset(new char[names.size() + 1]);
+  std::memcpy(slot->previousNamesBuffer.get(), names.data(), names.size());
+  slot->previousNamesBuffer[names.size()] = '\0';
+  slot->inode.store(st.st_ino);
+  slot->previousNames.store(slot->previousNamesBuffer.get());
 }
 
 /// Removes the regular files (and symlinks) directly inside `dir`, then
@@ -412,6 +447,16 @@ Error OutputDirectory::writePrinted(StringRef name,
                   "'");
     written.push_back(name.str());
   }
+  // An interrupt is handled on another thread while this one writes (the
+  // handler waits for writes in flight), or here once the write is over:
+  // never in the middle of it, where the handler would wait for itself.
+  sigset_t interrupts, previousMask;
+  sigemptyset(&interrupts);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGUSR2})
+    sigaddset(&interrupts, signal);
+  ::pthread_sigmask(SIG_BLOCK, &interrupts, &previousMask);
+  llvm::scope_exit unblock(
+      [&] { ::pthread_sigmask(SIG_SETMASK, &previousMask, nullptr); });
   ++writesInFlight;
   llvm::scope_exit inFlight([&] {
     // After an interrupt the handler may already have emptied the staging
@@ -446,7 +491,10 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
   // The record of what this run wrote, for the next run's clean-up.
   std::string record = "# files written by fly into this out-dir; files not "
                        "listed here are never deleted\n";
-  for (const std::string &file : written)
+  // In name order: variants are staged in the order they finish.
+  std::vector<std::string> recorded = written;
+  llvm::sort(recorded);
+  for (const std::string &file : recorded)
     record += file + "\n";
   {
     std::string full = sibling(staging, kRecordName);

@@ -108,7 +108,13 @@ private:
                                      std::string &presetNote);
   SplitCompilerOptions getCompilerOptions(bool &ok);
   int reportKernel(const CompileJob &job, CompileResult &result,
-                   StringRef outDir);
+                   StringRef outDir, SweepOutputWriter &writer);
+  /// Each kernel's out-dir, staged as its variants finish.
+  bool createWriters(SplitCompilerOptions &compilerOptions);
+  /// The out-dir, or in a sweep the kernel's folder in it: each replaced as
+  /// a whole (a sweep's out-dir holds them and sweep.json, so running the
+  /// sweep again replaces them).
+  std::string getKernelOutDir(const SweepKernel &kernel) const;
   int runSweep(SplitCompiler &compiler);
   int runBench(int status);
 
@@ -123,6 +129,7 @@ private:
   std::optional<MLIRContext> context;
   llvm::SourceMgr sourceMgr;
   std::vector<CompileJob> jobs;
+  std::vector<std::unique_ptr<SweepOutputWriter>> writers;
 };
 
 bool TuneRun::checkOptions() {
@@ -152,8 +159,9 @@ bool TuneRun::checkOptions() {
   if (!options.format.empty())
     if (llvm::Error err = checkObjectFormat(options.format))
       return reportError("--format: " + llvm::toString(std::move(err)));
-  if (llvm::Error err = OutputDirectory::check(options.outDir))
-    return reportError("--out-dir: " + llvm::toString(std::move(err)));
+  for (const SweepKernel &kernel : kernels)
+    if (llvm::Error err = OutputDirectory::check(getKernelOutDir(kernel)))
+      return reportError("--out-dir: " + llvm::toString(std::move(err)));
   if (!options.timeTrace.empty()) {
     if (llvm::Error err = checkTimeTracePath(options.timeTrace))
       return reportError("--time-trace: " + llvm::toString(std::move(err)));
@@ -348,7 +356,7 @@ SplitCompilerOptions TuneRun::getCompilerOptions(bool &ok) {
 /// manifest.json into `outDir`. Returns the exit status: 1 if every variant
 /// failed, 2 if some did, else 0.
 int TuneRun::reportKernel(const CompileJob &job, CompileResult &result,
-                          StringRef outDir) {
+                          StringRef outDir, SweepOutputWriter &writer) {
   for (const std::string &warning : result.warnings)
     llvm::WithColor::warning(llvm::errs(), "fly-tune") << warning << "\n";
   if (result.prefixFromCache && options.irPrinting)
@@ -391,8 +399,7 @@ int TuneRun::reportKernel(const CompileJob &job, CompileResult &result,
     extraFiles.push_back({"main.mlir", std::move(text)});
     header.mainModule = "main.mlir";
   }
-  if (llvm::Error err =
-          writeSweepOutputs(outDir, result.variants, header, extraFiles))
+  if (llvm::Error err = writer.finish(result.variants, header, extraFiles))
     return fail(llvm::toString(std::move(err)));
   std::vector<std::string> skipped;
   for (const VariantResult &v : result.variants)
@@ -477,17 +484,46 @@ llvm::Error writeSweepIndex(StringRef outDir,
   });
 }
 
+std::string TuneRun::getKernelOutDir(const SweepKernel &kernel) const {
+  llvm::SmallString<256> dir(options.outDir);
+  if (several)
+    llvm::sys::path::append(dir, kernel.stem);
+  return std::string(dir);
+}
+
+bool TuneRun::createWriters(SplitCompilerOptions &compilerOptions) {
+  for (const SweepKernel &kernel : kernels) {
+    llvm::Expected<std::unique_ptr<SweepOutputWriter>> writer =
+        SweepOutputWriter::create(getKernelOutDir(kernel));
+    if (!writer) {
+      fail("--out-dir: " + llvm::toString(writer.takeError()));
+      return false;
+    }
+    writers.push_back(std::move(*writer));
+  }
+  // The files of a variant are written while the others compile, as N
+  // separate compiles write theirs: the end of the sweep waits only for the
+  // manifest.
+  compilerOptions.variantFinished = [this](unsigned kernel, unsigned,
+                                           const VariantResult &variant, bool) {
+    writers[kernel]->add(variant);
+  };
+  return true;
+}
+
 /// One sweep: each kernel's outputs in <out-dir>/<its stem>, as a
 /// single-kernel run writes them, and sweep.json over all.
 int TuneRun::runSweep(SplitCompiler &compiler) {
   std::vector<FailureOr<CompileResult>> results = compiler.compileMany(jobs);
   int status = 0;
-  for (auto [kernel, job, result] : llvm::zip(kernels, jobs, results)) {
+  for (auto [k, kernel, job, result] :
+       llvm::enumerate(kernels, jobs, results)) {
     llvm::outs() << "\n== kernel " << kernel.input << " -> " << options.outDir
                  << "/" << kernel.stem << "\n";
-    llvm::SmallString<256> dir(options.outDir);
-    llvm::sys::path::append(dir, kernel.stem);
-    int kernelStatus = failed(result) ? 1 : reportKernel(job, *result, dir);
+    int kernelStatus =
+        failed(result)
+            ? 1
+            : reportKernel(job, *result, getKernelOutDir(kernel), *writers[k]);
     // 1 when a kernel failed as a whole, else 2 when a variant did.
     if (kernelStatus == 1 || (kernelStatus == 2 && status == 0))
       status = kernelStatus;
@@ -566,6 +602,8 @@ int TuneRun::run() {
     return 1;
   if (several && !options.writePlan.empty())
     return fail("--write-plan writes one kernel's plan; give one input");
+  if (!createWriters(compilerOptions))
+    return 1;
   SplitCompiler compiler(*context, compilerOptions);
   if (!options.quiet)
     for (auto [job, note] : llvm::zip(jobs, presetNotes))
@@ -581,7 +619,8 @@ int TuneRun::run() {
   FailureOr<CompileResult> result = compiler.compile(jobs.front());
   if (failed(result))
     return 1;
-  int status = reportKernel(jobs.front(), *result, options.outDir);
+  int status =
+      reportKernel(jobs.front(), *result, options.outDir, *writers.front());
   if (status == 1 || !options.bench)
     return status;
   return runBench(status);

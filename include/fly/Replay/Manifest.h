@@ -9,6 +9,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,36 @@ llvm::json::Object toJSON(const SweepHeader &header, size_t variantCount);
 /// The manifest entry of one variant. `files` are the names written for it.
 llvm::json::Object variantToJSON(const VariantResult &result,
                                  llvm::ArrayRef<std::string> files);
+
+/// A sweep's out-dir, written as writeSweepOutputs describes, whose variants'
+/// files are staged while the sweep compiles: each the moment its variant is
+/// final, on threads of their own, as separate compiles write theirs. Only
+/// manifest.json and the swap are left for the end. Destroyed unfinished,
+/// it leaves the previous out-dir as it was.
+class SweepOutputWriter {
+public:
+  /// Starts the next version of `outDir` (OutputDirectory::create).
+  static llvm::Expected<std::unique_ptr<SweepOutputWriter>>
+  create(llvm::StringRef outDir);
+  ~SweepOutputWriter();
+
+  /// Stages the files of a final result (none for a failed or skipped one),
+  /// once per result index, from any thread. Its MLIR context must outlive
+  /// finish().
+  void add(const VariantResult &result);
+
+  /// Stages the successful `results` add() did not, then `extraFiles` and
+  /// manifest.json, and replaces the out-dir. Fails with the first variant,
+  /// in order, whose files could not be written, replacing nothing.
+  llvm::Error
+  finish(llvm::ArrayRef<VariantResult> results, const SweepHeader &header,
+         llvm::ArrayRef<std::pair<std::string, std::string>> extraFiles = {});
+
+private:
+  class Impl;
+  explicit SweepOutputWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
 
 /// Writes, per successful variant, `<id>.mlir` (its gpu.binary ops) and one
 /// raw object per gpu.module (`<id>.<module><ext>`, the module name
