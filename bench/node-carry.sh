@@ -1,7 +1,7 @@
 # Sourced by the scripts that run on the GPU node (bench/*/device-run.sh,
 # bench/h200-env-run.sh): what travels there in .carry/ (git-ignored) and the
 # order of repeated rounds.
-#   .carry/fly.tar.zst  the wheel under test, unzipped (`zstd -12 --long=31`
+#   .carry/fly.tar.zst  the wheel under test, unzipped (`zstd -19 --long=31`
 #                       of a tar holding fly_snapshot/), with a zstd and its
 #                       libraries in .carry/zstd
 #   .carry/NAME.bsdiff  another build: a bsdiff of its libFlySnapshotCAPI.so
