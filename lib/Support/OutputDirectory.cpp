@@ -98,9 +98,10 @@ struct SignalStaging {
 };
 } // namespace
 
-/// More staging directories at once have their files registered one by one
-/// with RemoveFileOnSignal; the directories then stay for the next run.
-static constexpr size_t kSignalStagings = 16;
+/// As many kernels as a sweep of kernel variants has. More staging
+/// directories at once have their files registered one by one with
+/// RemoveFileOnSignal; the directories then stay for the next run.
+static constexpr size_t kSignalStagings = 256;
 static SignalStaging signalStagings[kSignalStagings];
 
 /// The live slot of `staging` (under liveMutex), if it has one.
