@@ -330,6 +330,26 @@ TEST_F(ManifestTest, FilesStagedWhileCompilingMakeTheSameOutDir) {
   EXPECT_EQ(readOutDir(path("staged")), atEnd);
 }
 
+TEST_F(ManifestTest, BigOutDirsWrittenAtTheEndMatchStagedOnes) {
+  // 512 KiB of objects: written on threads when left to the end.
+  std::vector<VariantResult> results;
+  for (unsigned i = 0; i < 8; ++i) {
+    results.push_back(makeVariant(i, 2));
+    results.back().objects.front().bytes = std::string(64 << 10, char('a' + i));
+  }
+  SweepHeader header;
+  header.tool = "fly-test";
+  ASSERT_FALSE(writeSweepOutputs(path("at-end"), results, header));
+  auto writer = SweepOutputWriter::create(path("staged"));
+  ASSERT_TRUE(bool(writer)) << llvm::toString(writer.takeError());
+  for (const VariantResult &result : results)
+    (*writer)->add(result);
+  ASSERT_FALSE((*writer)->finish(results, header));
+  std::map<std::string, std::string> atEnd = readOutDir(path("at-end"));
+  EXPECT_EQ(atEnd.size(), 18u);
+  EXPECT_EQ(readOutDir(path("staged")), atEnd);
+}
+
 TEST_F(ManifestTest, AResultThatChangedAfterStagingReplacesNothing) {
   std::vector<VariantResult> results = {makeVariant(0, 1), makeVariant(1, 1)};
   SweepHeader header;

@@ -184,9 +184,11 @@ static Error writeVariantFiles(OutputDirectory &dir,
   return Error::success();
 }
 
-/// What add() staged of one result: the files, or why they could not be
+/// What was staged of one result: its files, or why they could not be
 /// written, with what identifies the result they came from.
 struct StagedVariant {
+  /// False where no write was tried: one before it had failed.
+  bool attempted = false;
   std::string id;
   uint64_t objectHash = 0;
   std::vector<std::string> files;
@@ -209,36 +211,53 @@ public:
     copy->binaries = result.binaries;
     copy->objects = result.objects;
     copy->objectHash = result.objectHash;
+    auto stageCopy = [this, copy] {
+      StagedVariant entry;
+      if (!stage(*copy, entry))
+        return;
+      std::lock_guard<std::mutex> lock(mutex);
+      staged.try_emplace(copy->index, std::move(entry));
+    };
     // Printing the binaries creates ops in their context, which only a
     // multithreaded context allows beside the compiles still running.
-    bool onThread =
-        copy->binaries.empty() ||
-        copy->binaries.front().objects.getContext()->isMultithreadingEnabled();
-    if (!onThread) {
-      stage(*copy);
-      return;
-    }
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!pool)
-      pool.emplace(hardware_concurrency());
-    pool->async([this, copy] { stage(*copy); });
+    if (copy->binaries.empty() ||
+        copy->binaries.front().objects.getContext()->isMultithreadingEnabled())
+      getPool().async(stageCopy);
+    else
+      stageCopy();
   }
 
   Error finish(ArrayRef<VariantResult> results, const SweepHeader &header,
                ArrayRef<std::pair<std::string, std::string>> extraFiles);
 
 private:
-  void stage(const VariantResult &result) {
-    // After a failure (a full disk, an interrupt) no further variant starts.
+  /// Writes `result`'s files into `entry`, or why they could not be
+  /// written; false, writing nothing, once a write has failed (a full disk,
+  /// an interrupt): no further variant starts then.
+  bool stage(const VariantResult &result, StagedVariant &entry) {
     if (failed)
-      return;
-    StagedVariant entry{result.id, result.objectHash, {}, {}};
+      return false;
+    entry.attempted = true;
+    entry.id = result.id;
+    entry.objectHash = result.objectHash;
     if (Error err = writeVariantFiles(*dir, result, entry.files)) {
       failed = true;
       entry.error = toString(std::move(err));
     }
+    return true;
+  }
+
+  DefaultThreadPool &getPool() {
     std::lock_guard<std::mutex> lock(mutex);
-    staged.try_emplace(result.index, std::move(entry));
+    if (!pool)
+      pool.emplace(hardware_concurrency());
+    return *pool;
+  }
+
+  /// add() is not called once finish() runs.
+  void waitForStaging() {
+    if (pool)
+      pool->wait();
   }
 
   std::unique_ptr<OutputDirectory> dir;
@@ -252,84 +271,54 @@ private:
 Error SweepOutputWriter::Impl::finish(
     ArrayRef<VariantResult> results, const SweepHeader &header,
     ArrayRef<std::pair<std::string, std::string>> extraFiles) {
-  {
-    std::unique_lock<std::mutex> lock(mutex);
-    if (pool) {
-      lock.unlock();
-      pool->wait();
-    }
+  waitForStaging();
+  // The successful results add() did not stage, staged now, by position.
+  std::vector<size_t> rest;
+  size_t restBytes = 0;
+  for (auto [i, result] : llvm::enumerate(results)) {
+    if (!result.succeeded() || staged.count(result.index))
+      continue;
+    rest.push_back(i);
+    for (const VariantObject &object : result.objects)
+      restBytes += object.bytes.size();
   }
+  std::vector<StagedVariant> late(results.size());
+  // Big variants' files on threads of their own: printing a GEMM's
+  // gpu.binary text takes milliseconds, and N of them one after the other
+  // are wall time that N separate compiles spread out
+  // (bench/h200-n-le-p). Small ones print faster than threads start.
+  constexpr size_t parallelFromBytes = 256 << 10;
+  bool onThreads = rest.size() > 1 && restBytes >= parallelFromBytes;
+  for (size_t i : rest) {
+    if (onThreads)
+      getPool().async([&, i] { stage(results[i], late[i]); });
+    else
+      stage(results[i], late[i]);
+  }
+  waitForStaging();
+
   json::Object sweep = toJSON(header, results.size());
   std::vector<std::vector<std::string>> files(results.size());
-  std::vector<std::optional<Error>> errors(results.size());
-  // The successful results add() did not stage.
-  std::vector<size_t> rest;
+  // Of the variants whose files were not written, the first in variant
+  // order is the error.
+  std::optional<std::string> firstError;
   for (auto [i, result] : llvm::enumerate(results)) {
     if (!result.succeeded())
       continue;
     auto it = staged.find(result.index);
-    if (it == staged.end()) {
-      rest.push_back(i);
+    StagedVariant &entry = it != staged.end() ? it->second : late[i];
+    if (!entry.attempted || firstError)
       continue;
-    }
-    StagedVariant &entry = it->second;
     if (entry.id != result.id || entry.objectHash != result.objectHash)
-      errors[i].emplace(createStringError(
-          inconvertibleErrorCode(),
-          "variant " + result.id + " changed after its files were staged"));
+      firstError =
+          "variant " + result.id + " changed after its files were staged";
     else if (!entry.error.empty())
-      errors[i].emplace(
-          createStringError(inconvertibleErrorCode(), entry.error));
+      firstError = entry.error;
     else
       files[i] = std::move(entry.files);
   }
-  {
-    // Big variants' files on threads of their own: printing a GEMM's
-    // gpu.binary text takes milliseconds, and N of them one after the other
-    // are wall time that N separate compiles spread out
-    // (bench/h200-n-le-p). Small ones print faster than threads start.
-    constexpr size_t parallelFromBytes = 256 << 10;
-    size_t bytes = 0;
-    for (size_t i : rest)
-      for (const VariantObject &object : results[i].objects)
-        bytes += object.bytes.size();
-    unsigned threads =
-        bytes < parallelFromBytes
-            ? 1
-            : std::min<size_t>(rest.size(),
-                               hardware_concurrency().compute_thread_count());
-    auto writeOrSkip = [&](size_t index) {
-      if (failed)
-        return;
-      Error err = writeVariantFiles(*dir, results[index], files[index]);
-      if (err)
-        failed = true;
-      errors[index].emplace(std::move(err));
-    };
-    std::optional<DefaultThreadPool> restPool;
-    if (threads > 1)
-      restPool.emplace(hardware_concurrency(threads));
-    for (size_t i : rest) {
-      if (restPool)
-        restPool->async([&, i] { writeOrSkip(i); });
-      else
-        writeOrSkip(i);
-    }
-    if (restPool)
-      restPool->wait();
-  }
-  // Of the variants that failed, the first in variant order.
-  std::optional<Error> first;
-  for (std::optional<Error> &err : errors) {
-    if (!err || !*err)
-      continue;
-    if (first)
-      consumeError(std::move(*err));
-    else
-      first.emplace(std::move(*err));
-  }
-  if (first)
-    return std::move(*first);
+  if (firstError)
+    return createStringError(inconvertibleErrorCode(), *firstError);
   json::Array best;
   for (const BestRow &row :
        findBestRows(results, header.bestAllowsNumericsChanges))
