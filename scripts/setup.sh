@@ -15,7 +15,8 @@ PACKAGES=(cmake ninja-build g++ python3 libgtest-dev
           python3-psutil               # lit's per-test timeout (test/lit.cfg.py)
           libamdhip64-dev              # fly-run's HIP backend (AMD GPUs)
           clang-22 libclang-rt-22-dev   # libFuzzer + ASan for scripts/fuzz.sh
-          clang-format-22)             # scripts/check-format.sh (CI)
+          clang-format-22              # scripts/check-format.sh (CI)
+          strace)                      # test/Tools/out-dir-no-exchange.test
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -110,6 +110,16 @@ def can_mount_tmpfs():
 if can_mount_tmpfs():
     config.available_features.add("tmpfs-mount")
 
+# test/Tools/out-dir-no-exchange.test: strace, where ptrace is allowed, makes
+# a filesystem without renameat2's exchange and interrupts at chosen calls.
+try:
+    if shutil.which("strace") and subprocess.run(
+            ["strace", "-o", "/dev/null", "true"], stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, timeout=10).returncode == 0:
+        config.available_features.add("strace")
+except (OSError, subprocess.SubprocessError):
+    pass
+
 # test/SelfContained: the -DFLY_SELF_CONTAINED=ON artefacts, and (as root)
 # a private mount namespace in which to hide the system's LLVM from them.
 if config.fly_self_contained.upper() in ("ON", "1", "TRUE", "YES"):

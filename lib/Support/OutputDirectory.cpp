@@ -17,6 +17,7 @@
 #include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -56,6 +57,11 @@ splitOutDir(StringRef path) {
     return fail("out-dir '" + path +
                 "' must name a directory of its own (it is replaced as a "
                 "whole), e.g. 'out' or 'runs/out'");
+  // The next run's clean-up of killed runs would take it for one of them.
+  if (name.contains(".fly-staging-") || name.ends_with(".fly-lock"))
+    return fail("out-dir '" + path +
+                "' has the name of fly's own staging directories or lock "
+                "files; choose another name");
   StringRef parent = sys::path::parent_path(trimmed);
   return std::make_pair(parent.empty() ? std::string(".") : parent.str(),
                         name.str());
@@ -95,21 +101,46 @@ struct SignalStaging {
   std::atomic<ino_t> inode{0};
   std::atomic<const char *> previousNames{nullptr};
   std::unique_ptr<char[]> previousNamesBuffer;
+  // Where no atomic exchange exists, the previous out-dir is moved aside
+  // before the staging directory takes its place: between the two renames
+  // the handler moves it back (the out-dir is missing), after them it
+  // removes the previous names from it.
+  char outDir[4096];
+  char aside[4096];
+  std::atomic<bool> asideSet{false};
 };
-} // namespace
 
-/// As many kernels as a sweep of kernel variants has. More staging
-/// directories at once have their files registered one by one with
-/// RemoveFileOnSignal; the directories then stay for the next run.
-static constexpr size_t kSignalStagings = 256;
-static SignalStaging signalStagings[kSignalStagings];
+/// Slots come in chunks, allocated as staging directories need them and
+/// never freed (the handler may be reading one); a sweep of more kernels
+/// than kChunks x kChunkSize at once has the files of the others
+/// registered one by one with RemoveFileOnSignal.
+constexpr size_t kChunkSize = 64;
+constexpr size_t kChunks = 256;
+std::atomic<SignalStaging *> signalChunks[kChunks];
+
+/// Calls `visit` on each allocated slot until it returns true.
+template <typename Visit> bool forEachSignalSlot(Visit visit) {
+  for (std::atomic<SignalStaging *> &chunk : signalChunks) {
+    SignalStaging *slots = chunk.load();
+    if (!slots)
+      return false;
+    for (size_t i = 0; i < kChunkSize; ++i)
+      if (visit(slots[i]))
+        return true;
+  }
+  return false;
+}
+} // namespace
 
 /// The live slot of `staging` (under liveMutex), if it has one.
 static SignalStaging *findSignalStaging(StringRef staging) {
-  for (SignalStaging &slot : signalStagings)
+  SignalStaging *found = nullptr;
+  forEachSignalSlot([&](SignalStaging &slot) {
     if (slot.set.load() && staging == StringRef(slot.path))
-      return &slot;
-  return nullptr;
+      found = &slot;
+    return found != nullptr;
+  });
+  return found;
 }
 
 /// getdents64's record (not exported by glibc).
@@ -128,6 +159,28 @@ struct LinuxDirent64 {
 // directory leaves it behind (seen under load in out-dir-signals.test).
 static std::atomic<bool> interrupted{false};
 static std::atomic<int> writesInFlight{0};
+
+namespace {
+/// The interrupts fly handles, blocked on this thread while alive.
+class BlockedInterrupts {
+public:
+  BlockedInterrupts() {
+    sigset_t interrupts;
+    sigemptyset(&interrupts);
+    for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGUSR2})
+      sigaddset(&interrupts, signal);
+    ::pthread_sigmask(SIG_BLOCK, &interrupts, &previousMask);
+  }
+  ~BlockedInterrupts() {
+    ::pthread_sigmask(SIG_SETMASK, &previousMask, nullptr);
+  }
+  BlockedInterrupts(const BlockedInterrupts &) = delete;
+  BlockedInterrupts &operator=(const BlockedInterrupts &) = delete;
+
+private:
+  sigset_t previousMask;
+};
+} // namespace
 
 /// Empties one staging path with async-signal-safe calls only (no malloc,
 /// no opendir), then removes it.
@@ -163,6 +216,28 @@ static void cleanOnInterrupt(SignalStaging &slot) {
     ::close(fd);
 }
 
+/// The previous out-dir moved aside by a commit without atomic exchange:
+/// back into place while the out-dir is missing, else (the new one is in
+/// place) rid of the previous names.
+static void restoreAsideOnInterrupt(SignalStaging &slot) {
+  if (!slot.asideSet.load())
+    return;
+  struct stat st;
+  if (::lstat(slot.outDir, &st) != 0) {
+    ::rename(slot.aside, slot.outDir);
+    return;
+  }
+  const char *previous = slot.previousNames.load();
+  int fd = ::open(slot.aside, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  for (const char *name = previous; name && *name;
+       name += std::strlen(name) + 1)
+    ::unlinkat(fd, name, 0);
+  ::close(fd);
+  ::rmdir(slot.aside);
+}
+
 static void onInterrupt() {
   interrupted.store(true);
   // At most ~200 ms, should a write not finish.
@@ -175,9 +250,13 @@ static void onInterrupt() {
   // TempFile registers itself only after creating its file. What a writer
   // creates after the last pass is removed by the next run into the out-dir
   // (removeStaleStaging).
-  for (SignalStaging &slot : signalStagings)
-    if (slot.set.load())
+  forEachSignalSlot([](SignalStaging &slot) {
+    if (slot.set.load()) {
+      restoreAsideOnInterrupt(slot);
       cleanOnInterrupt(slot);
+    }
+    return false;
+  });
 }
 
 /// Whether the interrupt handler now cleans `staging` as a whole.
@@ -186,17 +265,25 @@ static bool registerLive(StringRef staging) {
   liveStaging.insert(staging);
   if (staging.size() >= sizeof(SignalStaging::path))
     return false;
-  for (SignalStaging &slot : signalStagings) {
+  auto take = [&](SignalStaging &slot) {
     if (slot.set.load())
-      continue;
+      return false;
     std::memcpy(slot.path, staging.data(), staging.size());
     slot.path[staging.size()] = '\0';
     slot.inode.store(0);
     slot.previousNames.store(nullptr);
+    slot.asideSet.store(false);
     slot.set.store(true);
     addInterruptCallback(onInterrupt);
     return true;
-  }
+  };
+  if (forEachSignalSlot(take))
+    return true;
+  for (std::atomic<SignalStaging *> &chunk : signalChunks)
+    if (!chunk.load()) {
+      chunk.store(new SignalStaging[kChunkSize]);
+      return take(chunk.load()[0]);
+    }
   return false;
 }
 
@@ -205,8 +292,27 @@ static void unregisterLive(StringRef staging) {
   liveStaging.erase(staging);
   if (SignalStaging *slot = findSignalStaging(staging)) {
     slot->set.store(false);
+    slot->asideSet.store(false);
     slot->previousNames.store(nullptr);
   }
+}
+
+/// Tells the interrupt handler that the previous out-dir `outDir` is being
+/// moved to `aside` (see SignalStaging::aside); false when the handler does
+/// not clean `staging` as a whole.
+static bool setAsideForSignal(StringRef staging, StringRef outDir,
+                              StringRef aside) {
+  std::lock_guard<std::mutex> lock(liveMutex);
+  SignalStaging *slot = findSignalStaging(staging);
+  if (!slot || outDir.size() >= sizeof(slot->outDir) ||
+      aside.size() >= sizeof(slot->aside))
+    return false;
+  std::memcpy(slot->outDir, outDir.data(), outDir.size());
+  slot->outDir[outDir.size()] = '\0';
+  std::memcpy(slot->aside, aside.data(), aside.size());
+  slot->aside[aside.size()] = '\0';
+  slot->asideSet.store(true);
+  return true;
 }
 
 /// Tells the interrupt handler which `files` to remove should `staging`
@@ -245,47 +351,6 @@ static void removeFlatDirectory(StringRef dir) {
   sys::fs::remove(dir);
 }
 
-/// Whether `dir` holds the marker a staging directory starts with, or the
-/// record a commit writes before the marker goes: fly made it.
-static bool isFlyStaging(StringRef dir) {
-  for (StringRef file :
-       {OutputDirectory::kStagingMarkerName, OutputDirectory::kRecordName}) {
-    sys::fs::file_status status;
-    if (!sys::fs::status(sibling(dir, file), status, /*Follow=*/false) &&
-        status.type() == sys::fs::file_type::regular_file)
-      return true;
-  }
-  return false;
-}
-
-/// Staging directories of `name` whose process is gone (killed runs) are
-/// removed; so are those of this process id that this process does not
-/// own (a container reusing the pid of a killed run). Only directories fly
-/// made: a user's directory of a matching name is left alone.
-static void removeStaleStaging(StringRef parent, StringRef name) {
-  std::string prefix = stagingPrefix(name);
-  std::error_code ec;
-  for (sys::fs::directory_iterator it(parent, ec, /*follow_symlinks=*/false),
-       end;
-       it != end && !ec; it.increment(ec)) {
-    StringRef entry = sys::path::filename(it->path());
-    if (!entry.starts_with(prefix) ||
-        it->type() != sys::fs::file_type::directory_file)
-      continue;
-    int pid;
-    if (entry.drop_front(prefix.size()).split('-').first.getAsInteger(10, pid))
-      continue;
-    bool alive = pid != sys::Process::getProcessId()
-                     ? (::kill(pid, 0) == 0 || errno == EPERM)
-                     : [&] {
-                         std::lock_guard<std::mutex> lock(liveMutex);
-                         return liveStaging.contains(it->path());
-                       }();
-    if (!alive && isFlyStaging(it->path()))
-      removeFlatDirectory(it->path());
-  }
-}
-
 static Expected<StringSet<>> readRecord(StringRef dir) {
   StringSet<> names;
   std::string recordPath = sibling(dir, OutputDirectory::kRecordName);
@@ -303,17 +368,112 @@ static Expected<StringSet<>> readRecord(StringRef dir) {
   return names;
 }
 
-/// A subdirectory of the out-dir that fly did not write, if any.
-static std::optional<std::string>
-findForeignDirectory(StringRef dir, const StringSet<> &record) {
+/// Whether `file` in `dir` is the same file as the one of its name in
+/// `outDir` (a link carried over).
+static bool isLinkedFrom(StringRef dir, StringRef outDir, StringRef file) {
+  struct stat here, there;
+  return ::lstat(sibling(dir, file).c_str(), &here) == 0 &&
+         ::lstat(sibling(outDir, file).c_str(), &there) == 0 &&
+         here.st_dev == there.st_dev && here.st_ino == there.st_ino;
+}
+
+/// A killed run's directory `dir` that holds an out-dir (a previous one, or
+/// a new one not yet swapped in): its recorded files, its record and the
+/// links carried over into `outDir` go; any other file (a user's, not
+/// carried) stays, and with it the directory.
+static void removeStaleOutDir(StringRef dir, StringRef outDir) {
+  StringSet<> record;
+  if (Expected<StringSet<>> read = readRecord(dir))
+    record = std::move(*read);
+  else
+    consumeError(read.takeError());
   std::error_code ec;
+  std::vector<std::string> doomed;
   for (sys::fs::directory_iterator it(dir, ec, /*follow_symlinks=*/false), end;
        it != end && !ec; it.increment(ec)) {
     StringRef entry = sys::path::filename(it->path());
-    if (it->type() == sys::fs::file_type::directory_file &&
-        !record.contains(entry))
-      return entry.str();
+    if (it->type() != sys::fs::file_type::directory_file &&
+        (record.contains(entry) || isLinkedFrom(dir, outDir, entry)))
+      doomed.push_back(entry.str());
   }
+  for (const std::string &file : doomed)
+    sys::fs::remove(sibling(dir, file));
+  sys::fs::remove(sibling(dir, OutputDirectory::kRecordName));
+  sys::fs::remove(dir);
+}
+
+/// Staging directories of `name` whose process is gone (killed runs) are
+/// cleaned up; so are those of this process id that this process does not
+/// own (a container reusing the pid of a killed run). Only what fly made:
+/// a staging directory (its marker) goes as a whole; one that holds an
+/// out-dir (its record) loses only what fly wrote or carried over, after
+/// the previous out-dir a run without atomic exchange moved aside
+/// (`-old-`) has been moved back where the out-dir is missing; an empty
+/// one goes. A user's directory of a matching name is left alone.
+static void removeStaleStaging(StringRef parent, StringRef name) {
+  std::string prefix = stagingPrefix(name);
+  std::string outDir = sibling(parent, name);
+  std::vector<std::string> stale;
+  std::error_code ec;
+  for (sys::fs::directory_iterator it(parent, ec, /*follow_symlinks=*/false),
+       end;
+       it != end && !ec; it.increment(ec)) {
+    StringRef entry = sys::path::filename(it->path());
+    if (!entry.starts_with(prefix) ||
+        it->type() != sys::fs::file_type::directory_file)
+      continue;
+    int pid;
+    if (entry.drop_front(prefix.size()).split('-').first.getAsInteger(10, pid))
+      continue;
+    bool alive = pid != sys::Process::getProcessId()
+                     ? (::kill(pid, 0) == 0 || errno == EPERM)
+                     : [&] {
+                         std::lock_guard<std::mutex> lock(liveMutex);
+                         return liveStaging.contains(it->path());
+                       }();
+    if (!alive)
+      stale.push_back(it->path());
+  }
+  auto isAside = [&](StringRef dir) {
+    return sys::path::filename(dir).drop_front(prefix.size()).contains("-old-");
+  };
+  // The previous out-dir first: the links of the others are checked
+  // against it.
+  std::stable_partition(stale.begin(), stale.end(), isAside);
+  for (const std::string &dir : stale) {
+    auto has = [&](StringRef file) {
+      sys::fs::file_status status;
+      return !sys::fs::status(sibling(dir, file), status, /*Follow=*/false) &&
+             status.type() == sys::fs::file_type::regular_file;
+    };
+    if (has(OutputDirectory::kStagingMarkerName))
+      removeFlatDirectory(dir);
+    else if (isAside(dir) && has(OutputDirectory::kRecordName) &&
+             !sys::fs::exists(outDir))
+      ::rename(dir.c_str(), outDir.c_str());
+    else if (has(OutputDirectory::kRecordName))
+      removeStaleOutDir(dir, outDir);
+    else
+      sys::fs::remove(dir); // only if empty
+  }
+}
+
+/// The name of an entry of `dir`, if any.
+static std::optional<std::string> findAnyEntry(StringRef dir) {
+  std::error_code ec;
+  sys::fs::directory_iterator it(dir, ec, /*follow_symlinks=*/false), end;
+  if (ec || it == end)
+    return std::nullopt;
+  return sys::path::filename(it->path()).str();
+}
+
+/// A subdirectory of the out-dir, if any: fly writes only files there.
+static std::optional<std::string> findDirectory(StringRef dir) {
+  std::error_code ec;
+  for (sys::fs::directory_iterator it(dir, ec, /*follow_symlinks=*/false), end;
+       it != end && !ec; it.increment(ec))
+    if (it->type() == sys::fs::file_type::directory_file)
+      return sys::path::filename(it->path()).str();
   return std::nullopt;
 }
 
@@ -334,11 +494,16 @@ Error OutputDirectory::check(StringRef path) {
       return fail("out-dir '" + path + "' exists and is not a directory");
     if (sys::fs::access(path, sys::fs::AccessMode::Write))
       return fail("out-dir '" + path + "' is not writable");
+    // Replaced, it would leave the shell and the user in a deleted one.
+    bool current = false;
+    if (!sys::fs::equivalent(path, ".", current) && current)
+      return fail("out-dir '" + path +
+                  "' is the current directory; name a directory of its own "
+                  "(fly replaces the out-dir as a whole), e.g. 'out'");
     Expected<StringSet<>> record = readRecord(path);
     if (!record)
       return fail("out-dir '" + path + "': " + toString(record.takeError()));
-    if (std::optional<std::string> foreign =
-            findForeignDirectory(path, *record))
+    if (std::optional<std::string> foreign = findDirectory(path))
       return fail("out-dir '" + path + "' holds a directory '" + *foreign +
                   "' that fly did not write; move it or choose another "
                   "out-dir (fly replaces the out-dir as a whole)");
@@ -451,13 +616,7 @@ Error OutputDirectory::writePrinted(StringRef name,
   // An interrupt is handled on another thread while this one writes (the
   // handler waits for writes in flight), or here once the write is over:
   // never in the middle of it, where the handler would wait for itself.
-  sigset_t interrupts, previousMask;
-  sigemptyset(&interrupts);
-  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGUSR2})
-    sigaddset(&interrupts, signal);
-  ::pthread_sigmask(SIG_BLOCK, &interrupts, &previousMask);
-  llvm::scope_exit unblock(
-      [&] { ::pthread_sigmask(SIG_SETMASK, &previousMask, nullptr); });
+  BlockedInterrupts blocked;
   ++writesInFlight;
   llvm::scope_exit inFlight([&] {
     // After an interrupt the handler may already have emptied the staging
@@ -508,12 +667,18 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
 
   // One writer at a time from here on.
   std::string lockPath = sibling(parent, "." + name + ".fly-lock");
-  int lockFd;
-  if (std::error_code ec = sys::fs::openFileForWrite(
-          lockPath, lockFd, sys::fs::CD_OpenAlways, sys::fs::OF_None))
+  // Never through a link planted there, nor blocking on a FIFO.
+  int lockFd =
+      ::open(lockPath.c_str(),
+             O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+  if (lockFd < 0)
     return fail("cannot create the lock file '" + lockPath +
-                "': " + ec.message());
+                "': " + errnoMessage() + "; nothing was replaced");
   llvm::scope_exit closeLock([&] { ::close(lockFd); });
+  struct stat lockStatus;
+  if (::fstat(lockFd, &lockStatus) != 0 || !S_ISREG(lockStatus.st_mode))
+    return fail("the lock file '" + lockPath +
+                "' is not a regular file; remove it; nothing was replaced");
   if (sys::fs::tryLockFile(lockFd)) {
     errs() << "fly: another run is writing out-dir '" << path
            << "'; waiting for it (at most " << lockTimeoutSeconds << " s)\n";
@@ -540,11 +705,11 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
          end;
          it != end && !ec; it.increment(ec)) {
       StringRef entry = sys::path::filename(it->path());
-      if (entry == kRecordName || previous.contains(entry))
-        continue;
       if (it->type() == sys::fs::file_type::directory_file)
         return fail("out-dir '" + path + "' holds a directory '" + entry +
                     "' that fly did not write; nothing was replaced");
+      if (entry == kRecordName || previous.contains(entry))
+        continue;
       if (writtenNames.contains(entry))
         return fail("out-dir '" + path + "' holds '" + entry +
                     "', which fly did not write, and a new output has that "
@@ -596,6 +761,12 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
             aside))
       return fail("cannot replace out-dir '" + path + "': " + ec.message());
     sys::fs::remove(aside);
+    // Between the two renames the out-dir is missing: an interrupt handled
+    // on this thread waits until both are done, one handled on another
+    // moves the previous out-dir back (or, after both, cleans it as the
+    // exchange's), and a kill leaves it to the next run (removeStaleStaging).
+    BlockedInterrupts blocked;
+    setAsideForSignal(staging, path, aside);
     if (::rename(path.c_str(), aside.c_str()))
       return fail("cannot replace out-dir '" + path + "': " + errnoMessage());
     if (::rename(staging.c_str(), path.c_str())) {
@@ -619,11 +790,18 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
   llvm::scope_exit unregister([&] { unregisterLive(staging); });
 
   if (!old.empty()) {
+    std::string kept;
     for (const std::string &file : previousFiles)
-      sys::fs::remove(sibling(old, file));
-    if (sys::fs::remove(old))
+      if (std::error_code ec = sys::fs::remove(sibling(old, file));
+          ec && kept.empty())
+        kept = "'" + file + "' (" + ec.message() + ")";
+    if (sys::fs::remove(old)) {
+      if (kept.empty())
+        if (std::optional<std::string> other = findAnyEntry(old))
+          kept = "'" + *other + "', which something else wrote there";
       errs() << "fly: warning: the previous out-dir, kept at '" << old
-             << "', holds files written meanwhile by something else\n";
+             << "', could not be removed: it holds " << kept << "\n";
+    }
   }
   return Error::success();
 }

@@ -132,6 +132,41 @@ private:
   std::vector<std::unique_ptr<SweepOutputWriter>> writers;
 };
 
+/// <outDir>/sweep.json, where a sweep writes its index.
+static std::string getSweepIndexPath(StringRef outDir) {
+  llvm::SmallString<256> path(outDir);
+  llvm::sys::path::append(path, "sweep.json");
+  return std::string(path);
+}
+
+/// Refuses a sweep.json in `outDir` that is not fly's index, which a
+/// sweep would overwrite.
+static llvm::Error checkSweepIndex(StringRef outDir) {
+  std::string path = getSweepIndexPath(outDir);
+  if (!llvm::sys::fs::exists(path) && !llvm::sys::fs::is_symlink_file(path))
+    return llvm::Error::success();
+  // Fly's index is an object listing "kernels"; a sweep file (--sweep) is
+  // a list.
+  bool written = false;
+  if (llvm::Expected<std::string> text =
+          readRegularFileText(path, 64 << 20, FinalSymlink::Refuse)) {
+    if (llvm::Expected<llvm::json::Value> value = llvm::json::parse(*text)) {
+      const llvm::json::Object *object = value->getAsObject();
+      written = object && object->getArray("kernels");
+    } else {
+      llvm::consumeError(value.takeError());
+    }
+  } else {
+    llvm::consumeError(text.takeError());
+  }
+  if (written)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      "out-dir '" + outDir +
+      "' holds a sweep.json that fly did not write, where a sweep writes its "
+      "index; move it or choose another out-dir");
+}
+
 bool TuneRun::checkOptions() {
   const std::string &firstInput = kernels.front().input;
   llvm::Expected<TargetSpec> spec = parseTargetSpec(options.target);
@@ -161,6 +196,9 @@ bool TuneRun::checkOptions() {
       return reportError("--format: " + llvm::toString(std::move(err)));
   for (const SweepKernel &kernel : kernels)
     if (llvm::Error err = OutputDirectory::check(getKernelOutDir(kernel)))
+      return reportError("--out-dir: " + llvm::toString(std::move(err)));
+  if (several)
+    if (llvm::Error err = checkSweepIndex(options.outDir))
       return reportError("--out-dir: " + llvm::toString(std::move(err)));
   if (!options.timeTrace.empty()) {
     if (llvm::Error err = checkTimeTracePath(options.timeTrace))
@@ -474,14 +512,13 @@ llvm::Error writeSweepIndex(StringRef outDir,
     entry["variants"] = std::move(variants);
     list.push_back(std::move(entry));
   }
-  llvm::SmallString<256> path(outDir);
-  llvm::sys::path::append(path, "sweep.json");
-  return llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-    os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
-                                     {"kernels", std::move(list)}}))
-       << "\n";
-    return llvm::Error::success();
-  });
+  return llvm::writeToOutput(
+      getSweepIndexPath(outDir), [&](llvm::raw_ostream &os) {
+        os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                         {"kernels", std::move(list)}}))
+           << "\n";
+        return llvm::Error::success();
+      });
 }
 
 std::string TuneRun::getKernelOutDir(const SweepKernel &kernel) const {

@@ -174,6 +174,13 @@ readSweepEntries(llvm::ArrayRef<std::string> inputs) {
   return entries;
 }
 
+/// The folder name an input's stem gives: without leading dots (no hidden
+/// folder, and none named '.' or '..'), 'kernel' where nothing is left.
+static std::string folderStem(llvm::StringRef input) {
+  llvm::StringRef stem = llvm::sys::path::stem(input).ltrim('.');
+  return stem.empty() ? "kernel" : stem.str();
+}
+
 /// Each kernel's folder under the out-dir: its input's stem, `-2`, `-3`...
 /// after stems already taken.
 static std::vector<std::string>
@@ -181,9 +188,9 @@ uniqueStems(llvm::ArrayRef<SweepFileEntry> entries) {
   llvm::StringSet<> taken;
   std::vector<std::string> stems;
   for (const SweepFileEntry &entry : entries) {
-    std::string stem = llvm::sys::path::stem(entry.input).str();
+    std::string base = folderStem(entry.input), stem = base;
     for (unsigned n = 2; !taken.insert(stem).second; ++n)
-      stem = (llvm::sys::path::stem(entry.input) + "-" + llvm::Twine(n)).str();
+      stem = (base + "-" + llvm::Twine(n)).str();
     stems.push_back(std::move(stem));
   }
   return stems;

@@ -3,11 +3,13 @@
 // A sweep's out-dir is replaced as a whole: its files are written into a fresh
 // hidden sibling `.<name>.fly-staging-<pid>-XXXXXX` and, once every file is
 // complete, that directory is swapped with the out-dir in one rename
-// (renameat2 RENAME_EXCHANGE; two renames where the filesystem lacks it).
-// Until the swap the previous out-dir is untouched: an error, a full disk, a
-// signal or a kill leaves it as it was. Files staged so far are removed on
-// SIGINT/SIGTERM; staging directories left by killed runs are removed by the
-// next run into the same out-dir.
+// (renameat2 RENAME_EXCHANGE; where the filesystem lacks it, two renames
+// through `.<name>.fly-staging-<pid>-old-XXXXXX`, which an interrupt between
+// them moves back). Until the swap the previous out-dir is untouched: an
+// error, a full disk, a signal or a kill leaves it as it was. Files staged
+// so far are removed on SIGINT/SIGTERM; what killed runs left is cleaned up
+// by the next run into the same out-dir, which moves a previous out-dir
+// left aside back first and deletes only files fly wrote or carried over.
 //
 // Concurrent writers of one out-dir take turns on an exclusive lock (flock on
 // the sibling `.<name>.fly-lock`) around the swap: the out-dir always holds
@@ -45,8 +47,9 @@ public:
   static constexpr llvm::StringLiteral kStagingMarkerName = ".fly-staging";
 
   /// Checks, before anything is compiled, that `path` can be (re)written: it
-  /// is not a file, it and its parent are writable directories (the parent
-  /// is created), and it holds no foreign subdirectory.
+  /// is not a file, not the current directory, nor named like a staging
+  /// directory or lock; it and its parent are writable directories (the
+  /// parent is created), and it holds no subdirectory.
   static llvm::Error check(llvm::StringRef path);
   /// Starts the next version of `path`: creates the staging directory.
   static llvm::Expected<std::unique_ptr<OutputDirectory>>
