@@ -349,6 +349,29 @@ TEST_F(OutputDirectoryTest, InterruptedWriterLeavesNoTemporaries) {
   }
 }
 
+// A sweep of more kernels than one chunk of the handler's slots stages as
+// many out-dirs at once: SIGINT removes every staging directory.
+TEST_F(OutputDirectoryTest, InterruptRemovesEveryStagingOfALargeSweep) {
+  constexpr int kOutDirs = 300;
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::vector<std::unique_ptr<OutputDirectory>> dirs;
+    for (int k = 0; k < kOutDirs; ++k) {
+      auto dir = OutputDirectory::create(path("k" + std::to_string(k)));
+      if (!dir || (*dir)->write("a.txt", "partial"))
+        _exit(2);
+      dirs.push_back(std::move(*dir));
+    }
+    ::raise(SIGINT);
+    _exit(1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status)) << "status " << status;
+  EXPECT_EQ(list(root), std::vector<std::string>{});
+}
+
 // SIGINT after the new out-dir took the previous one's place, while the
 // previous one (now under the staging name) is being removed: the handler
 // removes what the previous run recorded there, then the directory. Many
