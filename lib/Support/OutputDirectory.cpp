@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -227,6 +228,10 @@ static void restoreAsideOnInterrupt(SignalStaging &slot) {
     ::rename(slot.aside, slot.outDir);
     return;
   }
+  // Still the previous out-dir (the commit's thread has not moved it yet,
+  // and may any moment): what is at the aside path is not to be touched.
+  if (st.st_ino != slot.inode.load())
+    return;
   const char *previous = slot.previousNames.load();
   int fd = ::open(slot.aside, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
@@ -402,9 +407,23 @@ static void removeStaleOutDir(StringRef dir, StringRef outDir) {
   sys::fs::remove(dir);
 }
 
-/// Staging directories of `name` whose process is gone (killed runs) are
-/// cleaned up; so are those of this process id that this process does not
-/// own (a container reusing the pid of a killed run). Only what fly made:
+/// Whether another open file description holds the staging marker of `dir`
+/// locked: its run is alive. Opened for writing, as locks on NFS need.
+static bool isMarkerLocked(StringRef dir) {
+  int fd = ::open(sibling(dir, OutputDirectory::kStagingMarkerName).c_str(),
+                  O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  bool locked = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return locked;
+}
+
+/// Staging directories of `name` whose run is gone (killed runs) are
+/// cleaned up, called under the out-dir's lock: one with a record but no
+/// marker always (only a commit makes those), one with the marker where
+/// nothing holds it locked and its pid is not a live process (or, for this
+/// process's pid, not one of its own stagings). Only what fly made:
 /// a staging directory (its marker) goes as a whole; one that holds an
 /// out-dir (its record) loses only what fly wrote or carried over, after
 /// the previous out-dir a run without atomic exchange moved aside
@@ -413,6 +432,11 @@ static void removeStaleOutDir(StringRef dir, StringRef outDir) {
 static void removeStaleStaging(StringRef parent, StringRef name) {
   std::string prefix = stagingPrefix(name);
   std::string outDir = sibling(parent, name);
+  auto has = [](StringRef dir, StringRef file) {
+    sys::fs::file_status status;
+    return !sys::fs::status(sibling(dir, file), status, /*Follow=*/false) &&
+           status.type() == sys::fs::file_type::regular_file;
+  };
   std::vector<std::string> stale;
   std::error_code ec;
   for (sys::fs::directory_iterator it(parent, ec, /*follow_symlinks=*/false),
@@ -425,12 +449,24 @@ static void removeStaleStaging(StringRef parent, StringRef name) {
     int pid;
     if (entry.drop_front(prefix.size()).split('-').first.getAsInteger(10, pid))
       continue;
-    bool alive = pid != sys::Process::getProcessId()
-                     ? (::kill(pid, 0) == 0 || errno == EPERM)
-                     : [&] {
-                         std::lock_guard<std::mutex> lock(liveMutex);
-                         return liveStaging.contains(it->path());
-                       }();
+    bool marked = has(it->path(), OutputDirectory::kStagingMarkerName);
+    // Without the marker, a directory that holds a record is only ever
+    // made and removed by a commit, under the lock this one holds: its
+    // run is gone, whatever process now has its pid.
+    if (!marked && has(it->path(), OutputDirectory::kRecordName)) {
+      stale.push_back(it->path());
+      continue;
+    }
+    // A staging directory's run holds its marker locked while it lives
+    // (seen from another pid namespace or NFS client too); its pid tells
+    // of runs that have not locked it yet.
+    bool alive = (marked && isMarkerLocked(it->path())) ||
+                 (pid != sys::Process::getProcessId()
+                      ? (::kill(pid, 0) == 0 || errno == EPERM)
+                      : [&] {
+                          std::lock_guard<std::mutex> lock(liveMutex);
+                          return liveStaging.contains(it->path());
+                        }());
     if (!alive)
       stale.push_back(it->path());
   }
@@ -441,17 +477,12 @@ static void removeStaleStaging(StringRef parent, StringRef name) {
   // against it.
   std::stable_partition(stale.begin(), stale.end(), isAside);
   for (const std::string &dir : stale) {
-    auto has = [&](StringRef file) {
-      sys::fs::file_status status;
-      return !sys::fs::status(sibling(dir, file), status, /*Follow=*/false) &&
-             status.type() == sys::fs::file_type::regular_file;
-    };
-    if (has(OutputDirectory::kStagingMarkerName))
+    if (has(dir, OutputDirectory::kStagingMarkerName))
       removeFlatDirectory(dir);
-    else if (isAside(dir) && has(OutputDirectory::kRecordName) &&
+    else if (isAside(dir) && has(dir, OutputDirectory::kRecordName) &&
              !sys::fs::exists(outDir))
       ::rename(dir.c_str(), outDir.c_str());
-    else if (has(OutputDirectory::kRecordName))
+    else if (has(dir, OutputDirectory::kRecordName))
       removeStaleOutDir(dir, outDir);
     else
       sys::fs::remove(dir); // only if empty
@@ -563,7 +594,8 @@ OutputDirectory::create(StringRef outDir) {
     return fail("cannot create a staging directory beside out-dir '" + outDir +
                 "': " + mec.message());
   }
-  ::close(markerFd);
+  // Held until the marker goes: how other runs tell this one is alive.
+  (void)::flock(markerFd, LOCK_EX | LOCK_NB);
   // The new out-dir takes the place of the old one with its mode and group
   // (a group-shared or 0755 out-dir stays so).
   struct stat existing;
@@ -576,12 +608,20 @@ OutputDirectory::create(StringRef outDir) {
   std::unique_ptr<OutputDirectory> out(
       new OutputDirectory(outDir.str(), std::string(staging)));
   out->cleanedAsAWhole = asAWhole;
+  out->markerFd = markerFd;
   return out;
 }
 
 OutputDirectory::~OutputDirectory() {
   if (!committed)
     removeStaging();
+  closeMarker();
+}
+
+void OutputDirectory::closeMarker() {
+  if (markerFd >= 0)
+    ::close(markerFd);
+  markerFd = -1;
 }
 
 void OutputDirectory::removeStaging() {
@@ -734,6 +774,7 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
   // The out-dir does not keep the marker; the record written above still
   // marks the directory as fly's if this process dies before the rename.
   sys::fs::remove(sibling(staging, kStagingMarkerName));
+  closeMarker();
   // What goes with the previous version: its recorded files, the record,
   // and the links of the files carried over (alive in the new out-dir).
   std::vector<std::string> previousFiles;

@@ -107,8 +107,11 @@ private:
   std::optional<CompileJob> buildJob(const SweepKernel &kernel,
                                      std::string &presetNote);
   SplitCompilerOptions getCompilerOptions(bool &ok);
+  /// Prints and writes one kernel's variants; `writeError`, if given,
+  /// receives why its out-dir could not be written.
   int reportKernel(const CompileJob &job, CompileResult &result,
-                   StringRef outDir, SweepOutputWriter &writer);
+                   StringRef outDir, SweepOutputWriter &writer,
+                   std::string *writeError = nullptr);
   /// Each kernel's out-dir, staged as its variants finish.
   bool createWriters(SplitCompilerOptions &compilerOptions);
   /// The out-dir, or in a sweep the kernel's folder in it: each replaced as
@@ -394,7 +397,8 @@ SplitCompilerOptions TuneRun::getCompilerOptions(bool &ok) {
 /// manifest.json into `outDir`. Returns the exit status: 1 if every variant
 /// failed, 2 if some did, else 0.
 int TuneRun::reportKernel(const CompileJob &job, CompileResult &result,
-                          StringRef outDir, SweepOutputWriter &writer) {
+                          StringRef outDir, SweepOutputWriter &writer,
+                          std::string *writeError) {
   for (const std::string &warning : result.warnings)
     llvm::WithColor::warning(llvm::errs(), "fly-tune") << warning << "\n";
   if (result.prefixFromCache && options.irPrinting)
@@ -437,8 +441,12 @@ int TuneRun::reportKernel(const CompileJob &job, CompileResult &result,
     extraFiles.push_back({"main.mlir", std::move(text)});
     header.mainModule = "main.mlir";
   }
-  if (llvm::Error err = writer.finish(result.variants, header, extraFiles))
-    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = writer.finish(result.variants, header, extraFiles)) {
+    std::string message = llvm::toString(std::move(err));
+    if (writeError)
+      *writeError = message;
+    return fail(message);
+  }
   std::vector<std::string> skipped;
   for (const VariantResult &v : result.variants)
     if (v.skipped)
@@ -488,15 +496,20 @@ int TuneRun::reportKernel(const CompileJob &job, CompileResult &result,
 
 /// <outDir>/sweep.json: per kernel of a local sweep, its input, folder and
 /// each variant's id, hint set and status; results are keyed by (kernel,
-/// hint set).
+/// hint set). A kernel whose folder could not be written is failed, with
+/// `writeErrors`' message.
 llvm::Error writeSweepIndex(StringRef outDir,
                             llvm::ArrayRef<SweepKernel> kernels,
-                            llvm::ArrayRef<FailureOr<CompileResult>> results) {
+                            llvm::ArrayRef<FailureOr<CompileResult>> results,
+                            llvm::ArrayRef<std::string> writeErrors) {
   llvm::json::Array list;
-  for (auto [kernel, result] : llvm::zip(kernels, results)) {
+  for (auto [kernel, result, writeError] :
+       llvm::zip(kernels, results, writeErrors)) {
     llvm::json::Object entry{{"kernel", kernel.input}, {"dir", kernel.stem}};
-    if (failed(result)) {
+    if (failed(result) || !writeError.empty()) {
       entry["status"] = "failed";
+      if (!writeError.empty())
+        entry["error"] = writeError;
       list.push_back(std::move(entry));
       continue;
     }
@@ -552,20 +565,22 @@ bool TuneRun::createWriters(SplitCompilerOptions &compilerOptions) {
 /// single-kernel run writes them, and sweep.json over all.
 int TuneRun::runSweep(SplitCompiler &compiler) {
   std::vector<FailureOr<CompileResult>> results = compiler.compileMany(jobs);
+  std::vector<std::string> writeErrors(kernels.size());
   int status = 0;
   for (auto [k, kernel, job, result] :
        llvm::enumerate(kernels, jobs, results)) {
     llvm::outs() << "\n== kernel " << kernel.input << " -> " << options.outDir
                  << "/" << kernel.stem << "\n";
-    int kernelStatus =
-        failed(result)
-            ? 1
-            : reportKernel(job, *result, getKernelOutDir(kernel), *writers[k]);
+    int kernelStatus = failed(result)
+                           ? 1
+                           : reportKernel(job, *result, getKernelOutDir(kernel),
+                                          *writers[k], &writeErrors[k]);
     // 1 when a kernel failed as a whole, else 2 when a variant did.
     if (kernelStatus == 1 || (kernelStatus == 2 && status == 0))
       status = kernelStatus;
   }
-  if (llvm::Error err = writeSweepIndex(options.outDir, kernels, results))
+  if (llvm::Error err =
+          writeSweepIndex(options.outDir, kernels, results, writeErrors))
     return fail(llvm::toString(std::move(err)));
   return status;
 }

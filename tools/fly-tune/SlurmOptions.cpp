@@ -182,10 +182,10 @@ static std::string folderStem(llvm::StringRef input) {
 }
 
 /// Each kernel's folder under the out-dir: its input's stem, `-2`, `-3`...
-/// after stems already taken.
+/// after stems already taken (and after the sweep's index, sweep.json).
 static std::vector<std::string>
 uniqueStems(llvm::ArrayRef<SweepFileEntry> entries) {
-  llvm::StringSet<> taken;
+  llvm::StringSet<> taken = {"sweep.json"};
   std::vector<std::string> stems;
   for (const SweepFileEntry &entry : entries) {
     std::string base = folderStem(entry.input), stem = base;

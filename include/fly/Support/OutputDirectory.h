@@ -77,6 +77,7 @@ public:
 private:
   OutputDirectory(std::string path, std::string staging);
   void removeStaging();
+  void closeMarker();
 
   std::string path;
   std::string staging;
@@ -88,6 +89,8 @@ private:
   /// (another one holds the handler) each file is registered with LLVM's
   /// RemoveFileOnSignal, whose list costs O(files) per registration.
   bool cleanedAsAWhole = false;
+  /// The staging marker, locked while the staging directory is in use.
+  int markerFd = -1;
 };
 
 } // namespace fly
