@@ -407,6 +407,11 @@ static void removeStaleOutDir(StringRef dir, StringRef outDir) {
   sys::fs::remove(dir);
 }
 
+/// Staging markers this process holds open and locked, at most
+/// kMaxLockedMarkers.
+static constexpr int kMaxLockedMarkers = 64;
+static std::atomic<int> lockedMarkers{0};
+
 /// Whether another open file description holds the staging marker of `dir`
 /// locked: its run is alive. Opened for writing, as locks on NFS need.
 static bool isMarkerLocked(StringRef dir) {
@@ -594,8 +599,16 @@ OutputDirectory::create(StringRef outDir) {
     return fail("cannot create a staging directory beside out-dir '" + outDir +
                 "': " + mec.message());
   }
-  // Held until the marker goes: how other runs tell this one is alive.
-  (void)::flock(markerFd, LOCK_EX | LOCK_NB);
+  // Held until the marker goes: how other runs tell this one is alive. An
+  // open file each, so only so many at once (a sweep of thousands of
+  // kernels stages as many out-dirs); the others have their pid.
+  if (lockedMarkers.fetch_add(1) < kMaxLockedMarkers) {
+    (void)::flock(markerFd, LOCK_EX | LOCK_NB);
+  } else {
+    --lockedMarkers;
+    ::close(markerFd);
+    markerFd = -1;
+  }
   // The new out-dir takes the place of the old one with its mode and group
   // (a group-shared or 0755 out-dir stays so).
   struct stat existing;
@@ -619,9 +632,11 @@ OutputDirectory::~OutputDirectory() {
 }
 
 void OutputDirectory::closeMarker() {
-  if (markerFd >= 0)
-    ::close(markerFd);
+  if (markerFd < 0)
+    return;
+  ::close(markerFd);
   markerFd = -1;
+  --lockedMarkers;
 }
 
 void OutputDirectory::removeStaging() {

@@ -89,7 +89,8 @@ private:
   /// (another one holds the handler) each file is registered with LLVM's
   /// RemoveFileOnSignal, whose list costs O(files) per registration.
   bool cleanedAsAWhole = false;
-  /// The staging marker, locked while the staging directory is in use.
+  /// The staging marker, locked while the staging directory is in use (in
+  /// the first 64 staging directories alive at once in the process), or -1.
   int markerFd = -1;
 };
 
