@@ -11,6 +11,7 @@
 #include "fly/Support/FileName.h"
 #include "fly/Support/SafeFile.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -88,6 +89,20 @@ protected:
       names.push_back(llvm::sys::path::filename(it->path()).str());
     std::sort(names.begin(), names.end());
     return names;
+  }
+  /// Runs `child` in a forked process that is to end by a signal (it pauses
+  /// once `child` returns) and expects that it did.
+  void expectEndedBySignal(llvm::function_ref<void()> child) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      child();
+      ::pause();
+      _exit(3);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFSIGNALED(status)) << "status " << status;
   }
   void writeRun(StringRef a, StringRef b) {
     auto dir = OutputDirectory::create(out);
@@ -349,6 +364,45 @@ TEST_F(OutputDirectoryTest, InterruptedWriterLeavesNoTemporaries) {
   }
 }
 
+// SIGINT in the middle of a commit, as its marker goes and the swap comes:
+// the handler waits for the commit, which was past its last chance to stop,
+// so the out-dir is the new one, whole, with the user's file carried over.
+// (A handler that emptied the staging directory meanwhile emptied the new
+// out-dir, and the user's file went with both versions.)
+TEST_F(OutputDirectoryTest, InterruptDuringTheSwapWaitsForTheCommit) {
+  writeRun("1", "1");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(out + "/mine.txt", ec);
+    os << "mine";
+  }
+  constexpr int kFiles = 4000;
+  expectEndedBySignal([&] {
+    auto dir = OutputDirectory::create(out);
+    if (!dir)
+      _exit(2);
+    for (int f = 0; f < kFiles; ++f)
+      if ((*dir)->write("f" + std::to_string(f), "2"))
+        _exit(2);
+    std::string marker = (*dir)->getStagingPath() + "/" +
+                         OutputDirectory::kStagingMarkerName.str();
+    std::thread signaller([marker] {
+      while (llvm::sys::fs::exists(marker))
+        ;
+      ::kill(::getpid(), SIGINT);
+    });
+    signaller.detach();
+    (void)!(*dir)->commit();
+  });
+  EXPECT_EQ(read(out + "/mine.txt"), "mine");
+  int present = 0;
+  for (int f = 0; f < kFiles; ++f)
+    present += llvm::sys::fs::exists(out + "/f" + std::to_string(f));
+  EXPECT_EQ(present, kFiles);
+  EXPECT_FALSE(llvm::sys::fs::exists(out + "/a.txt"));
+  expectOnlyOutDirAndLock();
+}
+
 // A sweep of more kernels than one chunk of the handler's slots stages as
 // many out-dirs at once: SIGINT removes every staging directory.
 TEST_F(OutputDirectoryTest, InterruptRemovesEveryStagingOfALargeSweep) {
@@ -394,9 +448,7 @@ TEST_F(OutputDirectoryTest,
   }
   struct stat before;
   ASSERT_EQ(::stat(out.c_str(), &before), 0);
-  pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
+  expectEndedBySignal([&] {
     std::thread signaller([&] {
       struct stat now;
       for (;;)
@@ -409,12 +461,7 @@ TEST_F(OutputDirectoryTest,
     auto dir = OutputDirectory::create(out);
     if (dir && !(*dir)->write("a.txt", "2"))
       (void)!(*dir)->commit();
-    ::pause();
-    _exit(3);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  EXPECT_TRUE(WIFSIGNALED(status)) << "status " << status;
+  });
   EXPECT_EQ(read(out + "/a.txt"), "2");
   EXPECT_EQ(read(out + "/mine.txt"), "mine");
   EXPECT_FALSE(llvm::sys::fs::exists(out + "/f0"));

@@ -160,6 +160,11 @@ struct LinuxDirent64 {
 // directory leaves it behind (seen under load in out-dir-signals.test).
 static std::atomic<bool> interrupted{false};
 static std::atomic<int> writesInFlight{0};
+// Commits between their first change and their end: the handler waits for
+// them (a staging directory it empties could become the out-dir under it,
+// its hard links to the user's files going with the previous out-dir's),
+// and a commit that sees the interrupt first changes nothing.
+static std::atomic<int> swapsInFlight{0};
 
 namespace {
 /// The interrupts fly handles, blocked on this thread while alive.
@@ -245,8 +250,13 @@ static void restoreAsideOnInterrupt(SignalStaging &slot) {
 
 static void onInterrupt() {
   interrupted.store(true);
-  // At most ~200 ms, should a write not finish.
+  // At most ~200 ms, should a write not finish; a commit's renames and
+  // removals, at most ~30 s (a stuck filesystem).
   for (int i = 0; i < 200 && writesInFlight.load() > 0; ++i) {
+    struct timespec ms = {0, 1000000};
+    ::nanosleep(&ms, nullptr);
+  }
+  for (int i = 0; i < 30000 && swapsInFlight.load() > 0; ++i) {
     struct timespec ms = {0, 1000000};
     ::nanosleep(&ms, nullptr);
   }
@@ -268,7 +278,8 @@ static void onInterrupt() {
 static bool registerLive(StringRef staging) {
   std::lock_guard<std::mutex> lock(liveMutex);
   liveStaging.insert(staging);
-  if (staging.size() >= sizeof(SignalStaging::path))
+  // No slot is rewritten while the handler may be reading it.
+  if (staging.size() >= sizeof(SignalStaging::path) || interrupted.load())
     return false;
   auto take = [&](SignalStaging &slot) {
     if (slot.set.load())
@@ -335,9 +346,12 @@ static void setPreviousNamesForSignal(StringRef staging,
   std::string names;
   for (const std::string &file : files)
     names += file + '\0';
-  // The buffer a handler may be reading is only replaced after the handler
-  // has been told to stop reading it.
+  // A handler may still be reading the buffer it replaces: that one is
+  // kept for the rest of the process.
   slot->previousNames.store(nullptr);
+  static std::vector<std::unique_ptr<char[]>> retired;
+  if (slot->previousNamesBuffer)
+    retired.push_back(std::move(slot->previousNamesBuffer));
   slot->previousNamesBuffer.reset(new char[names.size() + 1]);
   std::memcpy(slot->previousNamesBuffer.get(), names.data(), names.size());
   slot->previousNamesBuffer[names.size()] = '\0';
@@ -413,13 +427,15 @@ static constexpr int kMaxLockedMarkers = 64;
 static std::atomic<int> lockedMarkers{0};
 
 /// Whether another open file description holds the staging marker of `dir`
-/// locked: its run is alive. Opened for writing, as locks on NFS need.
+/// locked, or whether that cannot be told (another user's marker): its run
+/// may be alive. A shared lock, which its run's exclusive one refuses, needs
+/// only read access, on NFS too.
 static bool isMarkerLocked(StringRef dir) {
   int fd = ::open(sibling(dir, OutputDirectory::kStagingMarkerName).c_str(),
-                  O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+                  O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
-    return false;
-  bool locked = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    return errno != ENOENT;
+  bool locked = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
   ::close(fd);
   return locked;
 }
@@ -442,6 +458,9 @@ static void removeStaleStaging(StringRef parent, StringRef name) {
     return !sys::fs::status(sibling(dir, file), status, /*Follow=*/false) &&
            status.type() == sys::fs::file_type::regular_file;
   };
+  auto isAside = [&](StringRef dir) {
+    return sys::path::filename(dir).drop_front(prefix.size()).contains("-old-");
+  };
   std::vector<std::string> stale;
   std::error_code ec;
   for (sys::fs::directory_iterator it(parent, ec, /*follow_symlinks=*/false),
@@ -455,16 +474,18 @@ static void removeStaleStaging(StringRef parent, StringRef name) {
     if (entry.drop_front(prefix.size()).split('-').first.getAsInteger(10, pid))
       continue;
     bool marked = has(it->path(), OutputDirectory::kStagingMarkerName);
-    // Without the marker, a directory that holds a record is only ever
-    // made and removed by a commit, under the lock this one holds: its
-    // run is gone, whatever process now has its pid.
-    if (!marked && has(it->path(), OutputDirectory::kRecordName)) {
+    // Without the marker, a directory that holds a record, and a previous
+    // out-dir moved aside, are only ever made and removed by a commit,
+    // under the lock this one holds: their run is gone, whatever process
+    // now has its pid.
+    if (!marked && (has(it->path(), OutputDirectory::kRecordName) ||
+                    isAside(it->path()))) {
       stale.push_back(it->path());
       continue;
     }
     // A staging directory's run holds its marker locked while it lives
     // (seen from another pid namespace or NFS client too); its pid tells
-    // of runs that have not locked it yet.
+    // of runs that have not locked it, yet or beyond kMaxLockedMarkers.
     bool alive = (marked && isMarkerLocked(it->path())) ||
                  (pid != sys::Process::getProcessId()
                       ? (::kill(pid, 0) == 0 || errno == EPERM)
@@ -475,22 +496,16 @@ static void removeStaleStaging(StringRef parent, StringRef name) {
     if (!alive)
       stale.push_back(it->path());
   }
-  auto isAside = [&](StringRef dir) {
-    return sys::path::filename(dir).drop_front(prefix.size()).contains("-old-");
-  };
   // The previous out-dir first: the links of the others are checked
   // against it.
   std::stable_partition(stale.begin(), stale.end(), isAside);
   for (const std::string &dir : stale) {
     if (has(dir, OutputDirectory::kStagingMarkerName))
       removeFlatDirectory(dir);
-    else if (isAside(dir) && has(dir, OutputDirectory::kRecordName) &&
-             !sys::fs::exists(outDir))
+    else if (isAside(dir) && !sys::fs::exists(outDir))
       ::rename(dir.c_str(), outDir.c_str());
-    else if (has(dir, OutputDirectory::kRecordName))
-      removeStaleOutDir(dir, outDir);
     else
-      sys::fs::remove(dir); // only if empty
+      removeStaleOutDir(dir, outDir);
   }
 }
 
@@ -697,6 +712,9 @@ Error OutputDirectory::writePrinted(StringRef name,
     os.clear_error();
     return fail("cannot write '" + full + "': " + ec.message());
   }
+  // The file goes with the staging directory (inFlight above).
+  if (interrupted.load())
+    return fail("interrupted while writing out-dir '" + path + "'");
   return Error::success();
 }
 
@@ -786,6 +804,16 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
       return fail("cannot list out-dir '" + path + "': " + ec.message());
   }
 
+  // From here to the end the interrupt handler waits for this commit,
+  // which an interrupt that came first stops here, before any change. The
+  // handler does not run on this thread meanwhile: it would wait for itself.
+  BlockedInterrupts blocked;
+  ++swapsInFlight;
+  llvm::scope_exit swapDone([] { --swapsInFlight; });
+  if (interrupted.load())
+    return fail("interrupted before out-dir '" + path +
+                "' was replaced; nothing was replaced");
+
   // The out-dir does not keep the marker; the record written above still
   // marks the directory as fly's if this process dies before the rename.
   sys::fs::remove(sibling(staging, kStagingMarkerName));
@@ -817,11 +845,10 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
             aside))
       return fail("cannot replace out-dir '" + path + "': " + ec.message());
     sys::fs::remove(aside);
-    // Between the two renames the out-dir is missing: an interrupt handled
-    // on this thread waits until both are done, one handled on another
-    // moves the previous out-dir back (or, after both, cleans it as the
-    // exchange's), and a kill leaves it to the next run (removeStaleStaging).
-    BlockedInterrupts blocked;
+    // Between the two renames the out-dir is missing: the handler waits for
+    // both; should it stop waiting, it moves the previous out-dir back (or,
+    // after both, cleans it as the exchange's); a kill leaves it to the
+    // next run (removeStaleStaging).
     setAsideForSignal(staging, path, aside);
     if (::rename(path.c_str(), aside.c_str()))
       return fail("cannot replace out-dir '" + path + "': " + errnoMessage());

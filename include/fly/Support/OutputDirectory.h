@@ -4,12 +4,13 @@
 // hidden sibling `.<name>.fly-staging-<pid>-XXXXXX` and, once every file is
 // complete, that directory is swapped with the out-dir in one rename
 // (renameat2 RENAME_EXCHANGE; where the filesystem lacks it, two renames
-// through `.<name>.fly-staging-<pid>-old-XXXXXX`, which an interrupt between
-// them moves back). Until the swap the previous out-dir is untouched: an
-// error, a full disk, a signal or a kill leaves it as it was. Files staged
-// so far are removed on SIGINT/SIGTERM; what killed runs left is cleaned up
-// by the next run into the same out-dir, which moves a previous out-dir
-// left aside back first and deletes only files fly wrote or carried over.
+// through `.<name>.fly-staging-<pid>-old-XXXXXX`). Until the swap the
+// previous out-dir is untouched: an error, a full disk, a signal or a kill
+// leaves it as it was. Files staged so far are removed on SIGINT/SIGTERM,
+// which wait for a swap under way to finish. What killed runs left is
+// cleaned up by the next run into the same out-dir, which first moves back
+// a previous out-dir left aside and deletes only files fly wrote or carried
+// over; a run's staging marker stays locked while it lives.
 //
 // Concurrent writers of one out-dir take turns on an exclusive lock (flock on
 // the sibling `.<name>.fly-lock`) around the swap: the out-dir always holds
