@@ -83,6 +83,8 @@ static std::string stagingPrefix(StringRef name) {
 // the stale-staging sweep.
 //===----------------------------------------------------------------------===//
 
+// Taken with interrupts blocked on the thread: a handler there would wait
+// for a commit that waits for this mutex.
 static std::mutex liveMutex;
 static StringSet<> liveStaging;
 
@@ -276,6 +278,7 @@ static void onInterrupt() {
 
 /// Whether the interrupt handler now cleans `staging` as a whole.
 static bool registerLive(StringRef staging) {
+  BlockedInterrupts blocked; // see liveMutex
   std::lock_guard<std::mutex> lock(liveMutex);
   liveStaging.insert(staging);
   // No slot is rewritten while the handler may be reading it.
@@ -304,6 +307,7 @@ static bool registerLive(StringRef staging) {
 }
 
 static void unregisterLive(StringRef staging) {
+  BlockedInterrupts blocked; // see liveMutex
   std::lock_guard<std::mutex> lock(liveMutex);
   liveStaging.erase(staging);
   if (SignalStaging *slot = findSignalStaging(staging)) {
@@ -318,6 +322,7 @@ static void unregisterLive(StringRef staging) {
 /// not clean `staging` as a whole.
 static bool setAsideForSignal(StringRef staging, StringRef outDir,
                               StringRef aside) {
+  BlockedInterrupts blocked; // see liveMutex
   std::lock_guard<std::mutex> lock(liveMutex);
   SignalStaging *slot = findSignalStaging(staging);
   if (!slot || outDir.size() >= sizeof(slot->outDir) ||
@@ -336,6 +341,7 @@ static bool setAsideForSignal(StringRef staging, StringRef outDir,
 /// nothing when the handler does not clean it as a whole.
 static void setPreviousNamesForSignal(StringRef staging,
                                       ArrayRef<std::string> files) {
+  BlockedInterrupts blocked; // see liveMutex
   std::lock_guard<std::mutex> lock(liveMutex);
   SignalStaging *slot = findSignalStaging(staging);
   if (!slot)
@@ -490,6 +496,7 @@ static void removeStaleStaging(StringRef parent, StringRef name) {
                  (pid != sys::Process::getProcessId()
                       ? (::kill(pid, 0) == 0 || errno == EPERM)
                       : [&] {
+                          BlockedInterrupts blocked; // see liveMutex
                           std::lock_guard<std::mutex> lock(liveMutex);
                           return liveStaging.contains(it->path());
                         }());
@@ -618,7 +625,13 @@ OutputDirectory::create(StringRef outDir) {
   // open file each, so only so many at once (a sweep of thousands of
   // kernels stages as many out-dirs); the others have their pid.
   if (lockedMarkers.fetch_add(1) < kMaxLockedMarkers) {
-    (void)::flock(markerFd, LOCK_EX | LOCK_NB);
+    // Another run's probe holds a shared lock for an instant.
+    for (int i = 0; i < 1000 && ::flock(markerFd, LOCK_EX | LOCK_NB) != 0 &&
+                    errno == EWOULDBLOCK;
+         ++i) {
+      struct timespec ms = {0, 1000000};
+      ::nanosleep(&ms, nullptr);
+    }
   } else {
     --lockedMarkers;
     ::close(markerFd);
@@ -738,7 +751,11 @@ Error OutputDirectory::commit(unsigned lockTimeoutSeconds) {
       return err;
   }
 
-  // One writer at a time from here on.
+  // One writer at a time from here on: one commit at a time in this
+  // process (the lock below is the process's: fcntl), and one process at a
+  // time on this out-dir.
+  static std::mutex commitMutex;
+  std::lock_guard<std::mutex> oneCommit(commitMutex);
   std::string lockPath = sibling(parent, "." + name + ".fly-lock");
   // Never through a link planted there, nor blocking on a FIFO.
   int lockFd =
