@@ -190,6 +190,21 @@ private:
 };
 } // namespace
 
+/// Sleeps (async-signal-safe) until `count` is 0, at most `maxMs` ms.
+static void waitForNone(const std::atomic<int> &count, int maxMs) {
+  for (int i = 0; i < maxMs && count.load() > 0; ++i) {
+    struct timespec ms = {0, 1000000};
+    ::nanosleep(&ms, nullptr);
+  }
+}
+
+/// Unlinks from directory `dirFd` the NUL-separated `names` (ended by an
+/// empty one), async-signal-safe.
+static void unlinkNames(int dirFd, const char *names) {
+  for (const char *name = names; name && *name; name += std::strlen(name) + 1)
+    ::unlinkat(dirFd, name, 0);
+}
+
 /// Empties one staging path with async-signal-safe calls only (no malloc,
 /// no opendir), then removes it.
 static void cleanOnInterrupt(SignalStaging &slot) {
@@ -198,8 +213,7 @@ static void cleanOnInterrupt(SignalStaging &slot) {
   const char *previous = slot.previousNames.load();
   if (fd >= 0 && previous && ::fstat(fd, &held) == 0 &&
       held.st_ino != slot.inode.load()) {
-    for (const char *name = previous; *name; name += std::strlen(name) + 1)
-      ::unlinkat(fd, name, 0);
+    unlinkNames(fd, previous);
     ::rmdir(slot.path);
     ::close(fd);
     return;
@@ -239,13 +253,10 @@ static void restoreAsideOnInterrupt(SignalStaging &slot) {
   // and may any moment): what is at the aside path is not to be touched.
   if (st.st_ino != slot.inode.load())
     return;
-  const char *previous = slot.previousNames.load();
   int fd = ::open(slot.aside, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
     return;
-  for (const char *name = previous; name && *name;
-       name += std::strlen(name) + 1)
-    ::unlinkat(fd, name, 0);
+  unlinkNames(fd, slot.previousNames.load());
   ::close(fd);
   ::rmdir(slot.aside);
 }
@@ -254,14 +265,8 @@ static void onInterrupt() {
   interrupted.store(true);
   // At most ~200 ms, should a write not finish; a commit's renames and
   // removals, at most ~30 s (a stuck filesystem).
-  for (int i = 0; i < 200 && writesInFlight.load() > 0; ++i) {
-    struct timespec ms = {0, 1000000};
-    ::nanosleep(&ms, nullptr);
-  }
-  for (int i = 0; i < 30000 && swapsInFlight.load() > 0; ++i) {
-    struct timespec ms = {0, 1000000};
-    ::nanosleep(&ms, nullptr);
-  }
+  waitForNone(writesInFlight, 200);
+  waitForNone(swapsInFlight, 30000);
   // The staged files are not registered one by one with RemoveFileOnSignal
   // (its list costs O(files) per registration: quadratic out-dirs), and a
   // TempFile registers itself only after creating its file. What a writer
@@ -318,22 +323,21 @@ static void unregisterLive(StringRef staging) {
 }
 
 /// Tells the interrupt handler that the previous out-dir `outDir` is being
-/// moved to `aside` (see SignalStaging::aside); false when the handler does
-/// not clean `staging` as a whole.
-static bool setAsideForSignal(StringRef staging, StringRef outDir,
+/// moved to `aside` (see SignalStaging::aside); nothing when the handler
+/// does not clean `staging` as a whole.
+static void setAsideForSignal(StringRef staging, StringRef outDir,
                               StringRef aside) {
   BlockedInterrupts blocked; // see liveMutex
   std::lock_guard<std::mutex> lock(liveMutex);
   SignalStaging *slot = findSignalStaging(staging);
   if (!slot || outDir.size() >= sizeof(slot->outDir) ||
       aside.size() >= sizeof(slot->aside))
-    return false;
+    return;
   std::memcpy(slot->outDir, outDir.data(), outDir.size());
   slot->outDir[outDir.size()] = '\0';
   std::memcpy(slot->aside, aside.data(), aside.size());
   slot->aside[aside.size()] = '\0';
   slot->asideSet.store(true);
-  return true;
 }
 
 /// Tells the interrupt handler which `files` to remove should `staging`

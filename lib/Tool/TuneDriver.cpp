@@ -15,6 +15,7 @@
 #include "fly/Hints/HintSetSources.h"
 #include "fly/Pipeline/TargetPresets.h"
 #include "fly/Replay/Manifest.h"
+#include "fly/Support/BoundedJSON.h"
 #include "fly/Support/OutputDirectory.h"
 #include "fly/Support/SafeFile.h"
 #include "fly/Support/ToolOptions.h"
@@ -153,7 +154,8 @@ static llvm::Error checkSweepIndex(StringRef outDir) {
   bool written = false;
   if (llvm::Expected<std::string> text =
           readRegularFileText(path, 64 << 20, FinalSymlink::Refuse)) {
-    if (llvm::Expected<llvm::json::Value> value = llvm::json::parse(*text)) {
+    if (llvm::Expected<llvm::json::Value> value =
+            parseJSONBounded(*text, path)) {
       const llvm::json::Object *object = value->getAsObject();
       written = object && object->getArray("kernels");
     } else {
