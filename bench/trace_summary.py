@@ -30,7 +30,7 @@ STEPS = (
     "Check a continuation elsewhere", "Code generation to the cut, kept",
     "Compile to the cut", "Make the cut portable",
     "Wait for the continuation check", "Wait for a kept state",
-    "Assemble and link", "ptxas",
+    "Assemble and link", "Object of an equal ISA", "ptxas",
     "fly-assemble-isa",
 )
 

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Support/Environment.h"
 #include "Support/LLVMCompat.h"
 #include "fly/Transforms/Passes.h"
 
@@ -16,7 +17,13 @@
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Target/LLVM/ROCDL/Utils.h"
 
+#include "llvm/Support/BLAKE3.h"
+#include "llvm/Support/TimeProfiler.h"
+
 #include <chrono>
+#include <deque>
+#include <map>
+#include <mutex>
 
 namespace fly {
 #define GEN_PASS_DEF_FLYASSEMBLEISA
@@ -39,6 +46,74 @@ private:
 };
 } // namespace
 
+namespace {
+/// ROCDL code objects this process assembled and linked, by a digest of all
+/// they are made from (the ISA text, the target's triple, chip and
+/// features, the toolkit, and whether links spawn the toolkit's ld.lld).
+/// Register hints above what a kernel needs leave its ISA as it was (in the
+/// config sweep of bench/, 36 of its 64 variants), and assembling and linking
+/// are functions of those inputs alone, so such a variant takes the object
+/// made before instead of assembling it and waiting for lld again
+/// (FLY_ROCDL_REUSE_OBJECTS). Only objects made without an error are kept;
+/// what the assembler printed for the ISA was printed once.
+class AssembledRocdlObjects {
+public:
+  using Key = llvm::BLAKE3Result<>;
+
+  static Key keyOf(StringRef isa, ROCDL::ROCDLTargetAttr target,
+                   StringRef toolkit) {
+    llvm::BLAKE3 hasher;
+    bool toolkitLinks = fly::amdgpuLinksNeedToolkitLdLld();
+    for (StringRef part :
+         {target.getTriple(), target.getChip(), target.getFeatures(), toolkit,
+          StringRef(toolkitLinks ? "toolkit ld.lld" : "fly's lld"), isa}) {
+      uint64_t size = part.size();
+      hasher.update(llvm::ArrayRef<uint8_t>(
+          reinterpret_cast<const uint8_t *>(&size), sizeof(size)));
+      hasher.update(part);
+    }
+    return hasher.final();
+  }
+
+  std::optional<SmallVector<char, 0>> lookup(const Key &key) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = objects.find(key);
+    if (it == objects.end())
+      return std::nullopt;
+    return it->second;
+  }
+
+  void insert(const Key &key, const SmallVector<char, 0> &object) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (object.size() > kMaxBytes || !objects.try_emplace(key, object).second)
+      return;
+    order.push_back(key);
+    bytes += object.size();
+    while (bytes > kMaxBytes) {
+      auto oldest = objects.find(order.front());
+      bytes -= oldest->second.size();
+      objects.erase(oldest);
+      order.pop_front();
+    }
+  }
+
+private:
+  /// A sweep's objects are tens of kilobytes each.
+  static constexpr size_t kMaxBytes = size_t(32) << 20;
+  std::mutex mutex;
+  std::map<Key, SmallVector<char, 0>> objects;
+  /// Keys of `objects`, the oldest first.
+  std::deque<Key> order;
+  size_t bytes = 0;
+};
+
+/// Never destroyed: a variant may still finish on a pool thread at exit.
+AssembledRocdlObjects &assembledRocdlObjects() {
+  static auto *objects = new AssembledRocdlObjects();
+  return *objects;
+}
+} // namespace
+
 /// Upstream's serializer does the same with the ISA it generated itself.
 static FailureOr<SmallVector<char, 0>>
 finishIsa(gpu::GPUModuleOp gpuModule, Attribute target, StringRef isa,
@@ -48,15 +123,28 @@ finishIsa(gpu::GPUModuleOp gpuModule, Attribute target, StringRef isa,
     return fly::assemblePtx(isa, nvvm, options, gpuModule.getName(), loc,
                             toolTimeout);
   if (auto rocdl = dyn_cast<ROCDL::ROCDLTargetAttr>(target)) {
+    std::string toolkit = options.getToolkitPath().str();
+    if (toolkit.empty())
+      toolkit = ROCDL::getROCMPath().str();
+    std::optional<AssembledRocdlObjects::Key> key;
+    if (fly::getEnvFlag("FLY_ROCDL_REUSE_OBJECTS").value_or(true)) {
+      key = AssembledRocdlObjects::keyOf(isa, rocdl, toolkit);
+      if (std::optional<SmallVector<char, 0>> object =
+              assembledRocdlObjects().lookup(*key)) {
+        llvm::TimeTraceScope span("Object of an equal ISA");
+        return std::move(*object);
+      }
+    }
     auto emit = [&] { return emitError(loc); };
     FailureOr<SmallVector<char, 0>> object = ROCDL::assembleIsa(
         isa, rocdl.getTriple(), rocdl.getChip(), rocdl.getFeatures(), emit);
     if (failed(object))
       return failure();
-    std::string toolkit = options.getToolkitPath().str();
-    if (toolkit.empty())
-      toolkit = ROCDL::getROCMPath().str();
-    return fly::linkAmdgpuObject(*object, toolkit, emit);
+    FailureOr<SmallVector<char, 0>> linked =
+        fly::linkAmdgpuObject(*object, toolkit, emit);
+    if (succeeded(linked) && key)
+      assembledRocdlObjects().insert(*key, *linked);
+    return linked;
   }
   return emitError(loc) << "fly-assemble-isa: cannot finish ISA for target "
                         << target;

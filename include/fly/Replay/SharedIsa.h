@@ -10,7 +10,8 @@
 // written in (or dropped), then runs only ptxas: fly-assemble-isa. On ROCDL
 // every hint may change the ISA (code generation reads them), so each
 // variant has its own; fly-assemble-isa then assembles it and links it with
-// lld in this process, where upstream starts an ld.lld process per variant.
+// lld in this process, where upstream starts an ld.lld process per variant,
+// or takes the object of an equal ISA made before.
 //
 //===----------------------------------------------------------------------===//
 
