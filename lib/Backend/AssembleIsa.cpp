@@ -98,8 +98,10 @@ public:
   }
 
 private:
-  /// A sweep's objects are tens of kilobytes each.
-  static constexpr size_t kMaxBytes = size_t(32) << 20;
+  /// Equal ISAs come from hint sets of one kernel, compiled close together;
+  /// objects are a few to tens of kilobytes, and bench/MEMORY.md's peak has
+  /// little room left.
+  static constexpr size_t kMaxBytes = size_t(4) << 20;
   std::mutex mutex;
   std::map<Key, SmallVector<char, 0>> objects;
   /// Keys of `objects`, the oldest first.
