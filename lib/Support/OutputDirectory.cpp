@@ -190,12 +190,16 @@ private:
 };
 } // namespace
 
+/// Sleeps one millisecond, async-signal-safe.
+static void sleepOneMs() {
+  struct timespec ms = {0, 1000000};
+  ::nanosleep(&ms, nullptr);
+}
+
 /// Sleeps (async-signal-safe) until `count` is 0, at most `maxMs` ms.
 static void waitForNone(const std::atomic<int> &count, int maxMs) {
-  for (int i = 0; i < maxMs && count.load() > 0; ++i) {
-    struct timespec ms = {0, 1000000};
-    ::nanosleep(&ms, nullptr);
-  }
+  for (int i = 0; i < maxMs && count.load() > 0; ++i)
+    sleepOneMs();
 }
 
 /// Unlinks from directory `dirFd` the NUL-separated `names` (ended by an
@@ -632,10 +636,8 @@ OutputDirectory::create(StringRef outDir) {
     // Another run's probe holds a shared lock for an instant.
     for (int i = 0; i < 1000 && ::flock(markerFd, LOCK_EX | LOCK_NB) != 0 &&
                     errno == EWOULDBLOCK;
-         ++i) {
-      struct timespec ms = {0, 1000000};
-      ::nanosleep(&ms, nullptr);
-    }
+         ++i)
+      sleepOneMs();
   } else {
     --lockedMarkers;
     ::close(markerFd);
