@@ -9,6 +9,7 @@
 #include "Support/LLVMCompat.h"
 #include "fly/Transforms/Passes.h"
 
+#include "Backend/NewestEntries.h"
 #include "Backend/PtxAssembler.h"
 #include "fly/Backend/AmdgpuLinker.h"
 #include "fly/Backend/ModuleToBinary.h"
@@ -21,8 +22,6 @@
 #include "llvm/Support/TimeProfiler.h"
 
 #include <chrono>
-#include <deque>
-#include <map>
 #include <mutex>
 
 namespace fly {
@@ -77,24 +76,15 @@ public:
 
   std::optional<SmallVector<char, 0>> lookup(const Key &key) {
     std::lock_guard<std::mutex> lock(mutex);
-    auto it = objects.find(key);
-    if (it == objects.end())
-      return std::nullopt;
-    return it->second;
+    if (const SmallVector<char, 0> *object = objects.find(key))
+      return *object;
+    return std::nullopt;
   }
 
   void insert(const Key &key, const SmallVector<char, 0> &object) {
     std::lock_guard<std::mutex> lock(mutex);
-    if (object.size() > kMaxBytes || !objects.try_emplace(key, object).second)
-      return;
-    order.push_back(key);
-    bytes += object.size();
-    while (bytes > kMaxBytes) {
-      auto oldest = objects.find(order.front());
-      bytes -= oldest->second.size();
-      objects.erase(oldest);
-      order.pop_front();
-    }
+    if (object.size() <= kMaxBytes)
+      objects.insert(key, object, object.size());
   }
 
 private:
@@ -103,10 +93,7 @@ private:
   /// little room left.
   static constexpr size_t kMaxBytes = size_t(4) << 20;
   std::mutex mutex;
-  std::map<Key, SmallVector<char, 0>> objects;
-  /// Keys of `objects`, the oldest first.
-  std::deque<Key> order;
-  size_t bytes = 0;
+  fly::NewestEntries<Key, SmallVector<char, 0>> objects{kMaxBytes};
 };
 
 /// Never destroyed: a variant may still finish on a pool thread at exit.

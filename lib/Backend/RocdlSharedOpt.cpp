@@ -2,6 +2,7 @@
 
 #include "fly/Backend/RocdlSharedOpt.h"
 #include "CompileObserved.h"
+#include "NewestEntries.h"
 #include "Support/Environment.h"
 #include "Support/FatalErrors.h"
 
@@ -18,8 +19,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <deque>
-#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -61,9 +60,8 @@ public:
     claimed = false;
     auto deadline = std::chrono::steady_clock::now() + kWait;
     for (;;) {
-      auto it = entries.find(key);
-      if (it != entries.end())
-        return it->second;
+      if (const auto *entry = entries.find(key))
+        return *entry;
       if (!pending.count(key)) {
         pending.insert(key);
         claimed = true;
@@ -80,34 +78,21 @@ public:
     pending.erase(key);
     done.notify_all();
   }
-  void insert(std::string key, std::shared_ptr<const Optimized> value) {
+  void insert(const std::string &key, std::shared_ptr<const Optimized> value) {
     std::lock_guard<std::mutex> lock(mutex);
     pending.erase(key);
     done.notify_all();
-    auto [it, inserted] = entries.try_emplace(key, std::move(value));
-    if (!inserted)
-      return;
-    bytes += key.size() + it->second->bitcode.size();
-    order.push_back(std::move(key));
-    while (order.size() > kMaxEntries ||
-           (bytes > kMaxBytes && order.size() > 1)) {
-      auto oldest = entries.find(order.front());
-      bytes -= oldest->first.size() + oldest->second->bitcode.size();
-      entries.erase(oldest);
-      order.pop_front();
-    }
+    size_t bytes = key.size() + value->bitcode.size();
+    entries.insert(key, std::move(value), bytes);
   }
 
 private:
-  static constexpr size_t kMaxEntries = 8;
-  static constexpr size_t kMaxBytes = size_t(64) << 20;
   static constexpr std::chrono::seconds kWait{30};
-  size_t bytes = 0;
   std::mutex mutex;
   std::condition_variable done;
   std::set<std::string> pending;
-  std::map<std::string, std::shared_ptr<const Optimized>> entries;
-  std::deque<std::string> order;
+  NewestEntries<std::string, std::shared_ptr<const Optimized>> entries{
+      /*maxBytes=*/size_t(64) << 20, /*maxEntries=*/8};
 };
 
 Table &table() {
