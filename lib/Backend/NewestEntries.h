@@ -24,9 +24,8 @@ namespace fly {
 /// Not synchronised: the owner locks.
 template <typename Key, typename Value> class NewestEntries {
 public:
-  explicit NewestEntries(
-      size_t maxBytes,
-      size_t maxEntries = std::numeric_limits<size_t>::max())
+  explicit NewestEntries(size_t maxBytes,
+                         size_t maxEntries = std::numeric_limits<size_t>::max())
       : maxBytes(maxBytes), maxEntries(maxEntries) {}
 
   /// The value of `key`, or null.
@@ -38,7 +37,8 @@ public:
   /// Adds `value` as `bytes` of the bound. False, and nothing changes, where
   /// `key` is already there.
   bool insert(const Key &key, Value value, size_t bytes) {
-    auto [it, inserted] = entries.try_emplace(key, Entry{std::move(value), bytes});
+    auto [it, inserted] =
+        entries.try_emplace(key, Entry{std::move(value), bytes});
     if (!inserted)
       return false;
     order.push_back(it);
