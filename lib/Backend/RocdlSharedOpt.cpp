@@ -45,8 +45,8 @@ using RegisterHints = std::vector<RocdlRegisterHint>;
 using Optimized = RocdlOptimizedModule;
 
 /// The optimised modules of this process, by target and unhinted bitcode.
-/// A few only (a sweep compiles one kernel at a time), and at most
-/// kMaxBytes of keys and modules, oldest out first.
+/// A few only (a sweep compiles one kernel at a time): at most 8, and at
+/// most 64 MiB of keys and modules, oldest out first.
 class Table {
 public:
   /// The entry of `key`; while another thread optimises it, waits for that
