@@ -45,8 +45,8 @@ using RegisterHints = std::vector<RocdlRegisterHint>;
 using Optimized = RocdlOptimizedModule;
 
 /// The optimised modules of this process, by target and unhinted bitcode.
-/// A few only (a sweep compiles one kernel at a time): at most 8, and at
-/// most 64 MiB of keys and modules, oldest out first.
+/// A few only (a sweep compiles one kernel at a time): at most kMaxEntries,
+/// and at most kMaxBytes of keys and modules, oldest out first.
 class Table {
 public:
   /// The entry of `key`; while another thread optimises it, waits for that
@@ -88,11 +88,13 @@ public:
 
 private:
   static constexpr std::chrono::seconds kWait{30};
+  static constexpr size_t kMaxEntries = 8;
+  static constexpr size_t kMaxBytes = size_t(64) << 20;
   std::mutex mutex;
   std::condition_variable done;
   std::set<std::string> pending;
   NewestEntries<std::string, std::shared_ptr<const Optimized>> entries{
-      /*maxBytes=*/size_t(64) << 20, /*maxEntries=*/8};
+      kMaxBytes, kMaxEntries};
 };
 
 Table &table() {
